@@ -1,0 +1,23 @@
+"""minigrad: a tensor reverse-mode autograd engine on NumPy (and CuPy on a GPU), written to be read.
+
+Start with tensor.py (Tensor and Function), then autograd.py (the backward pass), then ops/.
+
+    import minigrad as mg
+    x = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (x * x).sum().backward()
+    x.grad  # tensor([2., 4., 6.])
+"""
+
+from minigrad import cuda
+from minigrad.autograd import is_grad_enabled, no_grad
+from minigrad.factories import arange, ones, randn, tensor, zeros
+from minigrad.functional import concat, stack, where
+from minigrad.gradcheck import GradcheckError, gradcheck
+from minigrad.random import manual_seed
+from minigrad.tensor import Function, ShapeError, Tensor
+
+__all__ = [
+    "Function", "GradcheckError", "ShapeError", "Tensor", "arange", "concat", "cuda", "gradcheck",
+    "is_grad_enabled", "manual_seed", "no_grad", "ones", "randn", "stack", "tensor", "where", "zeros",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,154 @@
+"""The backward pass: the chain rule applied to a recorded graph, in two steps.
+
+1. Order the graph topologically (an explicit stack, so a 100,000-op chain does not hit Python's
+   recursion limit), so that every tensor comes after everything it was computed from.
+2. Walk that order backwards. Each tensor's gradient is complete when we reach it (all its uses come
+   later in the order), so we hand it to the op that made the tensor, which returns one gradient per
+   input. Broadcast inputs get their gradient summed back to their own shape here, once, in `sum_to`.
+
+Also here: the grad-mode switch (`no_grad`) - the only global state in minigrad besides the seed.
+Read next: ops/elementwise.py for the simplest ops, ops/nn.py for the fused ones.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from minigrad.tensor import Tensor
+
+_grad_enabled = True
+
+# Set by `mg.detect_anomaly()` (anomaly.py) to an object with `forward(ctx, y)` and
+# `backward(ctx, gxs)` checks; None, the default, costs one comparison per op.
+anomaly_hook: Any = None
+
+
+def is_grad_enabled() -> bool:
+    return _grad_enabled
+
+
+class no_grad:
+    """Context manager and decorator: ops inside record no graph (for evaluation and sampling).
+
+        with mg.no_grad():
+            logits, _ = model(idx)
+    """
+
+    def __enter__(self) -> None:
+        global _grad_enabled
+        self._previous = _grad_enabled
+        _grad_enabled = False
+
+    def __exit__(self, *exc_info: Any) -> None:
+        global _grad_enabled
+        _grad_enabled = self._previous
+
+    def __call__(self, function: Callable) -> Callable:
+        @functools.wraps(function)
+        def without_grad(*args: Any, **kwargs: Any) -> Any:
+            with no_grad():
+                return function(*args, **kwargs)
+
+        return without_grad
+
+
+def sum_to(gx: Any, shape: tuple[int, ...]) -> Any:
+    """Sum a gradient over the axes that broadcasting expanded, so that it has `shape`.
+
+    Broadcasting copies an input along new leading axes and along axes of size 1; in backward each
+    copy sends its gradient back, and the copies' gradients add up. `sum_to` is therefore the backward
+    of `broadcast_to`: for x of shape (3, 1) broadcast to (2, 3, 4), gx = g.sum(axis=(0, 2)).reshape(3, 1).
+    """
+    if gx.shape == shape:
+        return gx
+    extra = gx.ndim - len(shape)
+    axes = tuple(range(extra)) + tuple(
+        extra + i for i, n in enumerate(shape) if n == 1 and gx.shape[extra + i] != 1
+    )
+    gx = gx.sum(axis=axes, keepdims=True).reshape(shape)
+    assert gx.shape == shape, f"sum_to: cannot reduce {gx.shape} to {shape}"
+    return gx
+
+
+def topological_order(root: Tensor) -> list[Tensor]:
+    """Every tensor that `root` depends on and that requires grad, each after its inputs.
+
+    An iterative depth-first search: a tensor is pushed once to be expanded (its inputs pushed) and
+    once more to be emitted, after all of its inputs have been emitted.
+    """
+    order: list[Tensor] = []
+    visited: set[int] = set()
+    stack: list[tuple[Tensor, bool]] = [(root, False)]
+    while stack:
+        tensor, inputs_done = stack.pop()
+        if inputs_done:
+            order.append(tensor)
+            continue
+        if id(tensor) in visited:
+            continue
+        visited.add(id(tensor))
+        stack.append((tensor, True))
+        if tensor._ctx is not None:
+            for parent in reversed(tensor._ctx.parents):  # reversed: visit inputs left to right
+                if parent.requires_grad and id(parent) not in visited:
+                    stack.append((parent, False))
+    return order
+
+
+def backward(
+    root: Tensor,
+    grad: Any,
+    retain_graph: bool = False,
+    on_step: Callable[[Tensor, Any], None] | None = None,
+) -> None:
+    """Backpropagate `grad` (a backend array shaped like `root`) to every leaf that requires grad.
+
+    Leaves accumulate into `.grad` (as in PyTorch: gradients add up across calls until zeroed).
+    Unless `retain_graph`, each op's saved buffers are released after use; the graph's structure
+    stays, so it can still be drawn. `on_step(tensor, grad)` is called when a tensor's gradient is
+    complete, in the order the engine visits tensors (anomaly detection and the backward
+    animation listen here).
+    """
+    order = topological_order(root)
+    grads: dict[int, Any] = {id(root): grad}
+    # Gradients are accumulated in place only into buffers this pass allocated itself ("owned"):
+    # an op may hand the same array to two inputs (add returns gy twice), and adding into it in
+    # place would corrupt the other.
+    owned: set[int] = set()
+    for tensor in reversed(order):
+        gy = grads.pop(id(tensor), None)
+        if gy is None:
+            continue  # no path from root reaches this tensor's gradient
+        if on_step is not None:
+            on_step(tensor, gy)
+        ctx = tensor._ctx
+        if ctx is None or tensor._retains_grad:
+            tensor._accumulate_grad(gy, owned=id(tensor) in owned)
+        if ctx is None:
+            continue
+        if ctx.released:
+            raise RuntimeError(
+                f"backward through the graph a second time ({ctx.name} already released its saved "
+                "buffers); call backward(retain_graph=True) the first time if you need to"
+            )
+        gxs = ctx.backward(gy)
+        if not isinstance(gxs, tuple):
+            gxs = (gxs,)
+        if anomaly_hook is not None:
+            anomaly_hook.backward(ctx, gxs)
+        for parent, gx, needed in zip(ctx.parents, gxs, ctx.needs_input_grad):
+            if not needed or gx is None:
+                continue
+            gx = sum_to(gx, parent.shape)
+            key = id(parent)
+            if key not in grads:
+                grads[key] = gx
+            elif key in owned:
+                grads[key] += gx
+            else:
+                grads[key] = grads[key] + gx
+                owned.add(key)
+        if not retain_graph:
+            ctx.release()

@@ -1,0 +1,154 @@
+"""Backends: the one module that knows NumPy, CuPy and the strict stand-in device.
+
+An op never asks "am I on the GPU?". It asks `get_array_module(x)` for `xp`, the array module that
+owns `x` (`numpy`, `cupy`, or the stand-in), and writes its math once with `xp.*`.
+
+Three devices:
+- ``"cpu"``: NumPy.
+- ``"cuda"`` / ``"cuda:N"``: CuPy, imported only when first asked for.
+- ``"strict"``: a stand-in that behaves like CuPy but runs on NumPy (see `minigrad/testing/strict.py`).
+  Its arrays refuse silent conversion to NumPy, so the CPU test suite catches host/device leaks.
+
+Read next: tensor.py, which wraps these arrays in a `Tensor`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Callable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Backend:
+    """How to reach one kind of device: its array module and the two copies across the bus."""
+
+    name: str  # "cpu", "cuda" or "strict"
+    xp: Any  # the array module: numpy, cupy, or the stand-in
+    array_type: type  # the array class this backend owns
+    from_host: Callable[[np.ndarray, str], Any]  # numpy array, device string -> backend array
+    to_host: Callable[[Any], np.ndarray]  # backend array -> numpy array
+
+
+_CPU = Backend("cpu", np, np.ndarray, lambda a, device: a, lambda a: a)
+_backends: dict[str, Backend] = {"cpu": _CPU}
+_by_array_type: dict[type, Backend] = {np.ndarray: _CPU}
+
+
+def _register(backend: Backend) -> Backend:
+    _backends[backend.name] = backend
+    _by_array_type[backend.array_type] = backend
+    return backend
+
+
+def _load_cupy() -> ModuleType | None:
+    try:
+        return importlib.import_module("cupy")
+    except ImportError:
+        return None
+
+
+def _cuda_backend() -> Backend:
+    """CuPy as a backend. Raises a RuntimeError that says what to install when it is missing."""
+    if "cuda" in _backends:
+        return _backends["cuda"]
+    cupy = _load_cupy()
+    if cupy is None:
+        raise RuntimeError(
+            "device 'cuda' needs CuPy and an NVIDIA GPU: pip install -e '.[cuda12]' (or '.[cuda13]')"
+        )
+
+    def from_host(array: np.ndarray, device: str) -> Any:
+        with cupy.cuda.Device(_device_index(device)):
+            return cupy.asarray(array)
+
+    return _register(Backend("cuda", cupy, cupy.ndarray, from_host, cupy.asnumpy))
+
+
+def _strict_backend() -> Backend:
+    if "strict" not in _backends:
+        from minigrad.testing import strict  # the stand-in lives with the test helpers
+
+        _register(Backend("strict", strict.xp, strict.StrictArray, lambda a, d: strict.xp.asarray(a),
+                          strict.asnumpy))
+    return _backends["strict"]
+
+
+def _device_index(device: str) -> int:
+    return int(device.split(":")[1]) if ":" in device else 0
+
+
+def canonical_device(device: Any) -> str:
+    """'cpu', 'cuda', 'cuda:1' or 'strict' from what a user wrote (None means 'cpu')."""
+    if device is None:
+        return "cpu"
+    name = str(device)
+    if name == "cuda:0":
+        return "cuda"
+    kind = name.split(":")[0]
+    if kind not in ("cpu", "cuda", "strict") or (":" in name and kind != "cuda"):
+        raise ValueError(f"unknown device {device!r}: use 'cpu', 'cuda', 'cuda:N' or 'strict'")
+    return name
+
+
+def backend_for_device(device: str) -> Backend:
+    kind = device.split(":")[0]
+    if kind == "cuda":
+        return _cuda_backend()
+    if kind == "strict":
+        return _strict_backend()
+    return _CPU
+
+
+def backend_of(array: Any) -> Backend:
+    """The backend that owns `array` (NumPy scalars count as host arrays)."""
+    backend = _by_array_type.get(type(array))
+    if backend is None:
+        if isinstance(array, (np.generic, np.ndarray)):
+            return _CPU
+        raise TypeError(f"not a backend array: {type(array).__name__}")
+    return backend
+
+
+def get_array_module(array: Any) -> Any:
+    """The array module (`numpy`, `cupy` or the stand-in) whose functions work on `array`."""
+    return backend_of(array).xp
+
+
+def device_of(array: Any) -> str:
+    """The device string of a backend array: 'cpu', 'strict', 'cuda' or 'cuda:N'."""
+    backend = backend_of(array)
+    if backend.name == "cuda" and array.device.id != 0:
+        return f"cuda:{array.device.id}"
+    return backend.name
+
+
+def to_device(array: Any, device: str) -> Any:
+    """Copy `array` to `device` (an explicit copy across the bus; a no-op when it is already there)."""
+    if device_of(array) == device:
+        return array
+    return backend_for_device(device).from_host(as_numpy(array), device)
+
+
+def as_numpy(array: Any) -> np.ndarray:
+    """A host NumPy copy (or view, on the CPU) of any backend array."""
+    return np.asarray(backend_of(array).to_host(array))
+
+
+def scatter_add(target: Any, index: Any, values: Any) -> None:
+    """target[index] += values, accumulating repeated indices (`np.add.at` semantics), in place."""
+    get_array_module(target).add.at(target, index, values)
+
+
+def cuda_is_available() -> bool:
+    """True when CuPy imports and sees at least one GPU."""
+    cupy = _load_cupy()
+    if cupy is None:
+        return False
+    try:
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # CuPy raises its own CUDARuntimeError when there is no driver
+        return False

@@ -1,0 +1,102 @@
+"""`minigrad.functional` (imported as F): the neural-network functions, as in `torch.nn.functional`.
+
+Each is a thin, typed front for an op class in `minigrad/ops/`; the math and its derivative are there.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from minigrad import random
+from minigrad.autograd import no_grad
+from minigrad.ops import elementwise, nn, shape
+from minigrad.tensor import Tensor, _raw
+
+
+def softmax(x: Tensor, axis: int = -1) -> Tensor:
+    return nn.Softmax.apply(x, axis=axis)
+
+
+def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
+    return nn.LogSoftmax.apply(x, axis=axis)
+
+
+def gelu(x: Tensor) -> Tensor:
+    """GPT-2's tanh approximation (`torch.nn.functional.gelu(x, approximate="tanh")`)."""
+    return elementwise.GELU.apply(x)
+
+
+def relu(x: Tensor) -> Tensor:
+    return elementwise.ReLU.apply(x)
+
+
+def cross_entropy(logits: Tensor, targets: Any, ignore_index: int | None = None) -> Tensor:
+    """Mean negative log-likelihood of integer `targets` under softmax(`logits`).
+
+    logits (N, C) or (B, T, C); targets (N,) or (B, T). Rows whose target is `ignore_index` are left
+    out of the mean. A target outside 0..C-1 raises IndexError naming it.
+    """
+    return nn.CrossEntropy.apply(logits, targets=_raw(targets, logits.device), ignore_index=ignore_index)
+
+
+def embedding(weight: Tensor, ids: Any) -> Tensor:
+    """Rows of `weight` (num, dim) picked by integer `ids` (any shape): output ids.shape + (dim,)."""
+    return nn.Embedding.apply(weight, ids=_raw(ids, weight.device))
+
+
+def layer_norm(x: Tensor, weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise over the last axis to mean 0 and variance 1, then scale by `weight` and shift by `bias`."""
+    inputs = [x] + [t for t in (weight, bias) if t is not None]
+    if weight is None and bias is not None:
+        raise ValueError("layer_norm: a bias without a weight is not supported; pass weight=ones")
+    return nn.LayerNorm.apply(*inputs, eps=eps)
+
+
+def dropout(x: Tensor, p: float, training: bool = True) -> Tensor:
+    """Zero each element with probability `p` and scale the rest by 1/(1-p); identity when not training."""
+    if not 0 <= p < 1:
+        raise ValueError(f"dropout: p must be in [0, 1), got {p}")
+    if not training or p == 0:
+        return x
+    keep = random.device_rng(x.device).random(x.shape, dtype=x.dtype) >= p
+    return nn.Dropout.apply(x, keep=keep * (1 / (1 - p)))
+
+
+def scaled_dot_product_attention(
+    q: Tensor, k: Tensor, v: Tensor, is_causal: bool = False, mask: Any = None, scale: float | None = None
+) -> Tensor:
+    """softmax(q k^T / sqrt(d) + mask) v over the last two axes, (..., T, d) each.
+
+    `is_causal` lets query i see keys up to its own position; when there are fewer queries than keys
+    (a KV cache), the queries are the last positions. `mask` is boolean (True = may attend, as in
+    PyTorch) or additive; masked scores are -inf, never a large finite number.
+    """
+    mask = None if mask is None else _raw(mask, q.device)
+    return nn.ScaledDotProductAttention.apply(q, k, v, is_causal=is_causal, mask=mask, scale=scale)
+
+
+@no_grad()
+def attention_probs(q: Tensor, k: Tensor, is_causal: bool = False, mask: Any = None,
+                    scale: float | None = None) -> Tensor:
+    """The attention probabilities softmax(q k^T / sqrt(d) + mask), for inspection (no graph)."""
+    mask = None if mask is None else _raw(mask, q.device)
+    scale = scale if scale is not None else q.shape[-1] ** -0.5
+    return Tensor._make(nn.attention_scores(q.data, k.data, is_causal, mask, scale), False)
+
+
+def concat(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
+    """Join tensors along an existing axis."""
+    return shape.Concat.apply(*tensors, axis=axis)
+
+
+def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
+    """Join tensors along a new axis."""
+    return shape.Stack.apply(*tensors, axis=axis)
+
+
+def where(cond: Any, a: Any, b: Any) -> Tensor:
+    """Elementwise `a` where `cond` is True, else `b` (tensors or scalars, broadcast)."""
+    anchor = a if isinstance(a, Tensor) else b
+    if not isinstance(anchor, Tensor):
+        raise TypeError("where: a or b must be a Tensor")
+    return elementwise.Where.apply(anchor._lift(a), anchor._lift(b), cond=_raw(cond, anchor.device))

@@ -1,0 +1,145 @@
+"""The layers a GPT is built from, with PyTorch's names, shapes and default initialisation."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Iterator
+
+import numpy as np
+
+import minigrad.functional as F
+from minigrad.nn import init
+from minigrad.nn.module import Module, Parameter
+from minigrad.tensor import Tensor
+
+
+class Linear(Module):
+    """y = x @ weight.T + bias, with weight (out_features, in_features) as in PyTorch."""
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device: Any = None,
+                 dtype: Any = np.float32) -> None:
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        self.weight = Parameter(np.zeros((out_features, in_features)), dtype=dtype, device=device)
+        self.bias = Parameter(np.zeros(out_features), dtype=dtype, device=device) if bias else None
+        init.linear_default_(self.weight, self.bias)
+
+    def forward(self, x: Tensor) -> Tensor:
+        y = x @ self.weight.T
+        return y if self.bias is None else y + self.bias
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Embedding(Module):
+    """A lookup table: row i of `weight` (num_embeddings, embedding_dim) is the vector of id i."""
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, device: Any = None, dtype: Any = np.float32) -> None:
+        super().__init__()
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.weight = Parameter(np.zeros((num_embeddings, embedding_dim)), dtype=dtype, device=device)
+        init.normal_(self.weight)
+
+    def forward(self, ids: Any) -> Tensor:
+        return F.embedding(self.weight, ids)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_embeddings}, {self.embedding_dim}"
+
+
+class LayerNorm(Module):
+    """Normalise the last axis to mean 0, variance 1, then scale (weight) and shift (bias)."""
+
+    def __init__(self, normalized_shape: int, eps: float = 1e-5, bias: bool = True, device: Any = None,
+                 dtype: Any = np.float32) -> None:
+        super().__init__()
+        self.normalized_shape, self.eps = normalized_shape, eps
+        self.weight = Parameter(np.ones(normalized_shape), dtype=dtype, device=device)
+        self.bias = Parameter(np.zeros(normalized_shape), dtype=dtype, device=device) if bias else None
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.layer_norm(x, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}"
+
+
+class Dropout(Module):
+    """Zero elements with probability p in training mode; the identity in eval mode."""
+
+    def __init__(self, p: float = 0.5) -> None:
+        super().__init__()
+        self.p = p
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.dropout(x, self.p, self.training)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
+class GELU(Module):
+    """GPT-2's GELU (tanh approximation)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x.gelu()
+
+
+class ReLU(Module):
+    def forward(self, x: Tensor) -> Tensor:
+        return x.relu()
+
+
+class Tanh(Module):
+    def forward(self, x: Tensor) -> Tensor:
+        return x.tanh()
+
+
+class Sequential(Module):
+    """Modules applied one after another; indexable (`seq[0]`) like a list."""
+
+    def __init__(self, *modules: Module) -> None:
+        super().__init__()
+        for i, module in enumerate(modules):
+            setattr(self, str(i), module)
+
+    def forward(self, x: Any) -> Any:
+        for module in self._modules.values():
+            x = module(x)
+        return x
+
+    def __getitem__(self, index: int) -> Module:
+        return list(self._modules.values())[index]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+
+class ModuleList(Module):
+    """A list of modules whose parameters are registered (named '0', '1', ...)."""
+
+    def __init__(self, modules: Iterable[Module] = ()) -> None:
+        super().__init__()
+        for module in modules:
+            self.append(module)
+
+    def append(self, module: Module) -> ModuleList:
+        setattr(self, str(len(self._modules)), module)
+        return self
+
+    def extend(self, modules: Iterable[Module]) -> ModuleList:
+        for module in modules:
+            self.append(module)
+        return self
+
+    def __getitem__(self, index: int) -> Module:
+        return list(self._modules.values())[index]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())

@@ -1,0 +1,48 @@
+"""Matrix multiplication, the op where a neural network spends most of its time.
+
+For y = a @ b on matrices, dL/da = dL/dy @ b.T and dL/db = a.T @ dL/dy: each input's gradient is the
+upstream gradient multiplied by the other input, transposed. Batched operands broadcast over the
+leading axes as in NumPy; 1-D operands are treated as a row (left) or a column (right) vector.
+Read next: nn.py.
+"""
+
+from __future__ import annotations
+
+from minigrad.backend import get_array_module
+from minigrad.tensor import Function, ShapeError
+
+
+class MatMul(Function):
+    """y = a @ b;  ga = gy @ b^T,  gb = a^T @ gy  (summed over broadcast batch axes)."""
+
+    def forward(self, a, b):
+        if a.ndim == 0 or b.ndim == 0 or a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
+            raise ShapeError(f"matmul: {a.shape} @ {b.shape}")
+        self.a, self.b = a, b
+        if a.ndim > 2 and b.ndim == 2:
+            # (..., K) @ (K, N): one large matrix product instead of one per batch element.
+            return (a.reshape(-1, a.shape[-1]) @ b).reshape(*a.shape[:-1], b.shape[-1])
+        return a @ b
+
+    def backward(self, gy):
+        xp = get_array_module(gy)
+        a, b = self.a, self.b
+        if a.ndim > 2 and b.ndim == 2:
+            # The weight's gradient sums over every row of every batch element: one product.
+            gy2d = gy.reshape(-1, gy.shape[-1])
+            ga = (gy2d @ b.T).reshape(a.shape) if self.needs_input_grad[0] else None
+            gb = a.reshape(-1, a.shape[-1]).T @ gy2d if self.needs_input_grad[1] else None
+            return ga, gb
+        a2 = a if a.ndim > 1 else a[None, :]  # (1, K): a row vector
+        b2 = b if b.ndim > 1 else b[:, None]  # (K, 1): a column vector
+        if a.ndim == 1:
+            gy = xp.expand_dims(gy, -2)
+        if b.ndim == 1:
+            gy = xp.expand_dims(gy, -1)
+        ga = gy @ xp.swapaxes(b2, -1, -2) if self.needs_input_grad[0] else None
+        gb = xp.swapaxes(a2, -1, -2) @ gy if self.needs_input_grad[1] else None
+        if a.ndim == 1 and ga is not None:
+            ga = ga[..., 0, :]
+        if b.ndim == 1 and gb is not None:
+            gb = gb[..., :, 0]
+        return ga, gb

@@ -1,0 +1,42 @@
+"""Shared test set-up: hypothesis profiles and the `device` fixture.
+
+Hypothesis profiles: `dev` (random examples, the default on a workstation) and `ci` (derandomized, so
+CI never flakes), chosen with MINIGRAD_HYPOTHESIS_PROFILE; CI sets it to `ci`.
+Every op test takes the `device` fixture, so it runs on "cpu", on the strict stand-in device
+("strict": CuPy-like arrays that refuse silent host copies) and on "cuda" where a GPU exists.
+"""
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+import minigrad as mg
+
+settings.register_profile(
+    "dev", max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "ci", max_examples=15, deadline=None, derandomize=True, print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile(os.environ.get("MINIGRAD_HYPOTHESIS_PROFILE", "dev"))
+
+DEVICES = [
+    "cpu",
+    "strict",
+    pytest.param("cuda", marks=[
+        pytest.mark.gpu,
+        pytest.mark.skipif(not mg.cuda.is_available(), reason="needs CuPy and an NVIDIA GPU"),
+    ]),
+]
+
+
+@pytest.fixture(params=DEVICES)
+def device(request):
+    return request.param
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    mg.manual_seed(0)

@@ -8,16 +8,19 @@ Start with tensor.py (Tensor and Function), then autograd.py (the backward pass)
     x.grad  # tensor([2., 4., 6.])
 """
 
-from minigrad import cuda
+from minigrad import cuda, nn, optim, viz
+from minigrad.anomaly import detect_anomaly
 from minigrad.autograd import is_grad_enabled, no_grad
 from minigrad.factories import arange, ones, randn, tensor, zeros
 from minigrad.functional import concat, stack, where
 from minigrad.gradcheck import GradcheckError, gradcheck
 from minigrad.random import manual_seed
+from minigrad.serialization import load, save
 from minigrad.tensor import Function, ShapeError, Tensor
 
 __all__ = [
-    "Function", "GradcheckError", "ShapeError", "Tensor", "arange", "concat", "cuda", "gradcheck",
-    "is_grad_enabled", "manual_seed", "no_grad", "ones", "randn", "stack", "tensor", "where", "zeros",
+    "Function", "GradcheckError", "ShapeError", "Tensor", "arange", "concat", "cuda", "detect_anomaly",
+    "gradcheck", "is_grad_enabled", "load", "manual_seed", "nn", "no_grad", "ones", "optim", "randn", "save",
+    "stack", "tensor", "viz", "where", "zeros",
 ]
 __version__ = "0.1.0"

@@ -104,6 +104,8 @@ class StrictArray:
     T = property(lambda self: StrictArray(self._array.T))
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # e.g. __array_interface__, which would let NumPy read the data
+            raise AttributeError(name)
         attribute = getattr(self._array, name)  # reshape, transpose, sum, astype, copy, ...
         if callable(attribute):
             return lambda *args, **kwargs: _call(attribute, args, kwargs)

@@ -1,0 +1,1 @@
+"""`minigrad.optim`: optimizers and learning-rate schedules (being written)."""

@@ -1,0 +1,1 @@
+"""`minigrad.viz`: drawing computation graphs and plots (being written)."""

@@ -13,7 +13,8 @@ Read next: ops/elementwise.py for the simplest ops, ops/nn.py for the fused ones
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from minigrad.tensor import Tensor

@@ -15,9 +15,10 @@ Read next: tensor.py, which wraps these arrays in a `Tensor`.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

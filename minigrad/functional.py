@@ -5,7 +5,8 @@ Each is a thin, typed front for an op class in `minigrad/ops/`; the math and its
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from minigrad import random
 from minigrad.autograd import no_grad

@@ -7,7 +7,7 @@ element at a time: dL/dx_j ~ (L(x_j + eps) - L(x_j - eps)) / (2 eps), accurate t
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 

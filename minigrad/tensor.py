@@ -12,7 +12,8 @@ Read next: autograd.py (the backward pass), then ops/elementwise.py.
 from __future__ import annotations
 
 import traceback
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

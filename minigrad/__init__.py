@@ -9,18 +9,18 @@ Start with tensor.py (Tensor and Function), then autograd.py (the backward pass)
 """
 
 from minigrad import cuda, nn, optim, viz
-from minigrad.anomaly import detect_anomaly
+from minigrad.anomaly import AnomalyError, detect_anomaly
 from minigrad.autograd import is_grad_enabled, no_grad
 from minigrad.factories import arange, ones, randn, tensor, zeros
 from minigrad.functional import concat, stack, where
 from minigrad.gradcheck import GradcheckError, gradcheck
 from minigrad.random import manual_seed
-from minigrad.serialization import load, save
+from minigrad.serialization import CheckpointError, load, load_metadata, save
 from minigrad.tensor import Function, ShapeError, Tensor
 
 __all__ = [
-    "Function", "GradcheckError", "ShapeError", "Tensor", "arange", "concat", "cuda", "detect_anomaly",
-    "gradcheck", "is_grad_enabled", "load", "manual_seed", "nn", "no_grad", "ones", "optim", "randn", "save",
-    "stack", "tensor", "viz", "where", "zeros",
+    "AnomalyError", "CheckpointError", "Function", "GradcheckError", "ShapeError", "Tensor", "arange", "concat",
+    "cuda", "detect_anomaly", "gradcheck", "is_grad_enabled", "load", "load_metadata", "manual_seed", "nn",
+    "no_grad", "ones", "optim", "randn", "save", "stack", "tensor", "viz", "where", "zeros",
 ]
 __version__ = "0.1.0"

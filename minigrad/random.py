@@ -3,6 +3,11 @@
 Parameter initialisation and `randn` draw on the host from one NumPy generator and then move to the
 device, so the same seed gives the same weights on the CPU and on the GPU. Dropout masks are drawn
 on the device itself (a per-device generator seeded from the same seed), so no mask crosses the bus.
+
+`get_rng_state` / `set_rng_state` save and restore the host generator (JSON-serialisable), which is
+every draw on the CPU. A device's own generator restarts from the seed after `set_rng_state`, so on a
+GPU, dropout masks after a resume differ from those of an uninterrupted run.
+Read next: nn/init.py, which draws the initial weights.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ def get_rng_state() -> dict[str, Any]:
 
 
 def set_rng_state(state: dict[str, Any]) -> None:
+    """Restore what `get_rng_state` returned (device generators restart from the seed)."""
     global _seed
     _seed = state["seed"]
     _host_rng.bit_generator.state = state["host"]

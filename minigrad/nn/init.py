@@ -1,4 +1,8 @@
-"""Initialisers, in place, drawn from minigrad's seeded host generator (the same weights on every device)."""
+"""Initialisers that fill a tensor in place, as `torch.nn.init` does (hence the trailing underscore).
+
+Random values are drawn on the host from minigrad's seeded generator (random.py) and then copied to
+the tensor's device, so `mg.manual_seed(s)` gives the same weights on the CPU and on a GPU.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +15,13 @@ from minigrad.tensor import Tensor
 
 
 def _fill(tensor: Tensor, values: np.ndarray) -> Tensor:
-    tensor.data = backend.to_device(values.astype(tensor.dtype), tensor.device)
+    """Copy host `values` into the tensor's own array (in place: anything sharing it sees the change)."""
+    tensor.data[...] = backend.to_device(values.astype(tensor.dtype), tensor.device)
     return tensor
+
+
+def constant_(tensor: Tensor, value: float) -> Tensor:
+    return _fill(tensor, np.full(tensor.shape, value))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:

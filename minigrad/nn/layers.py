@@ -1,4 +1,9 @@
-"""The layers a GPT is built from, with PyTorch's names, shapes and default initialisation."""
+"""The layers a GPT is built from, with PyTorch's names, shapes and default initialisation.
+
+Each is a `Module` (module.py) whose `forward` calls one function of `minigrad.functional`, where the
+op and its derivative live. Containers (`Sequential`, `ModuleList`) come last.
+Read next: init.py, then ../optim/.
+"""
 
 from __future__ import annotations
 
@@ -70,6 +75,8 @@ class Dropout(Module):
 
     def __init__(self, p: float = 0.5) -> None:
         super().__init__()
+        if not 0 <= p < 1:
+            raise ValueError(f"Dropout: p must be in [0, 1), got {p}")
         self.p = p
 
     def forward(self, x: Tensor) -> Tensor:
@@ -87,11 +94,15 @@ class GELU(Module):
 
 
 class ReLU(Module):
+    """max(x, 0)."""
+
     def forward(self, x: Tensor) -> Tensor:
         return x.relu()
 
 
 class Tanh(Module):
+    """tanh(x)."""
+
     def forward(self, x: Tensor) -> Tensor:
         return x.tanh()
 
@@ -109,8 +120,9 @@ class Sequential(Module):
             x = module(x)
         return x
 
-    def __getitem__(self, index: int) -> Module:
-        return list(self._modules.values())[index]
+    def __getitem__(self, index: int | slice) -> Module:
+        modules = list(self._modules.values())
+        return Sequential(*modules[index]) if isinstance(index, slice) else modules[index]
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -136,8 +148,9 @@ class ModuleList(Module):
             self.append(module)
         return self
 
-    def __getitem__(self, index: int) -> Module:
-        return list(self._modules.values())[index]
+    def __getitem__(self, index: int | slice) -> Module:
+        modules = list(self._modules.values())
+        return ModuleList(modules[index]) if isinstance(index, slice) else modules[index]
 
     def __len__(self) -> int:
         return len(self._modules)

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from minigrad import backend
-from minigrad.tensor import Tensor
+from minigrad import autograd, backend
+from minigrad.tensor import Tensor, _is_backend_array
 
 
 class Parameter(Tensor):
@@ -39,6 +39,11 @@ class Module:
     def __setattr__(self, name: str, value: Any) -> None:
         if "_parameters" not in self.__dict__:
             raise AttributeError(f"{type(self).__name__}: call super().__init__() before assigning {name}")
+        if name in self._buffers and (value is None or isinstance(value, Tensor)) and not isinstance(value, Parameter):
+            # Assigning to a buffer replaces its tensor and keeps it a buffer (e.g. a recomputed table).
+            self._buffers[name] = (value, self._buffers[name][1])
+            object.__setattr__(self, name, value)
+            return
         for registry in (self._parameters, self._buffers, self._modules):
             registry.pop(name, None)
         if isinstance(value, Parameter):
@@ -47,16 +52,29 @@ class Module:
             self._modules[name] = value
         object.__setattr__(self, name, value)
 
-    def register_buffer(self, name: str, tensor: Tensor, persistent: bool = True) -> None:
-        """A tensor that belongs to the module's state but is not trained (e.g. a fixed table)."""
-        setattr(self, name, tensor)
+    def __delattr__(self, name: str) -> None:
+        for registry in (self._parameters, self._buffers, self._modules):
+            registry.pop(name, None)
+        object.__delattr__(self, name)
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """A tensor that belongs to the module but is not trained (e.g. a fixed table or a causal mask).
+
+        It moves with `to(device)`; it is saved in `state_dict()` only when `persistent`.
+        """
+        if name in self._parameters or name in self._modules:
+            raise KeyError(f"register_buffer: {name!r} is already a parameter or a submodule")
         self._buffers[name] = (tensor, persistent)
+        object.__setattr__(self, name, tensor)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.forward(*args, **kwargs)
+        if autograd.scope_hook is None:
+            return self.forward(*args, **kwargs)
+        with autograd.scope_hook.enter(self):  # mg.viz.record_modules: name the ops this module makes
+            return self.forward(*args, **kwargs)
 
     # ----------------------------------------------------------------------------------------------
     # Walking the tree
@@ -96,14 +114,23 @@ class Module:
         for _, param in self.named_parameters():
             yield param
 
+    def named_buffers(self, persistent_only: bool = False) -> Iterator[tuple[str, Tensor]]:
+        """Every buffer by its dotted name (None placeholders skipped)."""
+        for module_name, module in self.named_modules():
+            dot = f"{module_name}." if module_name else ""
+            for name, (buffer, persistent) in module._buffers.items():
+                if buffer is not None and (persistent or not persistent_only):
+                    yield dot + name, buffer
+
     def _state_items(self) -> Iterator[tuple[str, Tensor]]:
-        """Every saved tensor by its full name; a tied weight appears under each of its names."""
+        """Every saved tensor by its full name, module by module (its parameters, then its persistent
+        buffers), as PyTorch orders them; a tied weight appears under each of its names."""
         for module_name, module in self.named_modules():
             dot = f"{module_name}." if module_name else ""
             for name, param in module._parameters.items():
                 yield dot + name, param
             for name, (buffer, persistent) in module._buffers.items():
-                if persistent:
+                if buffer is not None and persistent:
                     yield dot + name, buffer
 
     # ----------------------------------------------------------------------------------------------
@@ -113,10 +140,11 @@ class Module:
         return {name: tensor.detach() for name, tensor in self._state_items()}
 
     def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> tuple[list[str], list[str]]:
-        """Copy values (Tensors or arrays) into this module's tensors, keeping their device and dtype.
+        """Copy values (Tensors or arrays, from any device) into this module's tensors, in place.
 
-        With `strict`, any missing or unexpected key, and any shape mismatch, raises one KeyError or
-        ValueError listing all of them. Returns (missing_keys, unexpected_keys).
+        Each tensor keeps its device and dtype. A shape mismatch always raises; with `strict` (the
+        default) so does any missing or unexpected key. The one RuntimeError (as PyTorch raises) lists
+        every problem at once, and nothing is copied unless all is well. Returns (missing, unexpected).
         """
         own = dict(self._state_items())
         missing = [name for name in own if name not in state_dict]
@@ -126,17 +154,20 @@ class Module:
             for name, value in state_dict.items()
             if name in own and tuple(value.shape) != own[name].shape
         ]
-        if mismatched:
-            raise ValueError("load_state_dict: shape mismatch for " + "; ".join(mismatched))
-        if strict and (missing or unexpected):
-            raise KeyError(
-                f"load_state_dict: missing keys {missing or 'none'}; unexpected keys {unexpected or 'none'}"
-            )
+        problems = [f"shape mismatch for {m}" for m in mismatched]
+        if strict:
+            problems += [f"missing key(s): {', '.join(missing)}"] if missing else []
+            problems += [f"unexpected key(s): {', '.join(unexpected)}"] if unexpected else []
+        if problems:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n  " + "\n  ".join(problems))
         for name, value in state_dict.items():
             if name in own:
                 target = own[name]
-                array = value.numpy() if isinstance(value, Tensor) else backend.as_numpy(value)
-                target.data = backend.to_device(np.asarray(array, dtype=target.dtype).copy(), target.device)
+                data = value.data if isinstance(value, Tensor) else value
+                if not _is_backend_array(data):
+                    data = np.asarray(data)
+                # In place: anything sharing the tensor's array (an earlier state_dict) sees the new values.
+                target.data[...] = backend.to_device(data, target.device).astype(target.dtype, copy=False)
         return missing, unexpected
 
     # ----------------------------------------------------------------------------------------------
@@ -152,20 +183,35 @@ class Module:
         return self.train(False)
 
     def to(self, device: Any = None, dtype: Any = None) -> Module:
-        """Move every parameter and buffer to `device` and/or convert floats to `dtype`, in place."""
-        for _, tensor in self._state_items():
-            data = tensor.data
+        """Move every parameter and buffer to `device` and/or convert floats to `dtype`, in place.
+
+        The tensors stay the same objects (only their `.data` changes), so references to them stay
+        valid; gradients move with them. Create the optimizer after moving the model.
+        """
+        device = None if device is None else backend.canonical_device(device)
+
+        def convert(data: Any) -> Any:
             if dtype is not None and data.dtype.kind == "f":
                 data = data.astype(dtype)
-            if device is not None:
-                data = backend.to_device(data, backend.canonical_device(device))
-            tensor.data = data
-            tensor.grad = None
+            return data if device is None else backend.to_device(data, device)
+
+        seen: set[int] = set()  # a tied weight is converted once
+        params = (p for _, p in self.named_parameters())
+        for tensor in [*params, *(b for _, b in self.named_buffers())]:
+            if id(tensor) not in seen:
+                seen.add(id(tensor))
+                tensor.data = convert(tensor.data)
+                if tensor.grad is not None:
+                    tensor.grad.data = convert(tensor.grad.data)
         return self
 
-    def zero_grad(self) -> None:
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget every parameter's gradient (None, or zeros in place)."""
         for param in self.parameters():
-            param.grad = None
+            if set_to_none or param.grad is None:
+                param.grad = None
+            else:
+                param.grad.data[...] = 0
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())

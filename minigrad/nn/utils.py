@@ -1,4 +1,4 @@
-"""Gradient utilities."""
+"""Gradient utilities: `clip_grad_norm_`, which keeps one bad batch from blowing up training."""
 
 from __future__ import annotations
 
@@ -8,11 +8,16 @@ from collections.abc import Iterable
 from minigrad.tensor import Tensor
 
 
-def clip_grad_norm_(parameters: Iterable[Tensor], max_norm: float) -> float:
-    """Scale all gradients together so their global L2 norm is at most `max_norm`; returns the norm before.
+def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float) -> float:
+    """Scale all gradients together so that their global L2 norm is at most `max_norm`, in place.
 
-    As in PyTorch: coef = max_norm / (norm + 1e-6), applied (in place) only when it is below 1.
+        norm = sqrt(sum over every gradient element g of g**2)
+        if norm > max_norm:  g <- g * max_norm / (norm + 1e-6)     (PyTorch's formula)
+
+    Returns the norm before clipping, as a Python float (worth logging: spikes show instability).
     """
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
     grads = [p.grad.data for p in parameters if p.grad is not None]
     if not grads:
         return 0.0

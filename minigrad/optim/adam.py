@@ -1,0 +1,87 @@
+"""Adam and AdamW (PyTorch's `torch.optim.Adam` and `torch.optim.AdamW`).
+
+They differ only in weight decay. Adam adds an L2 penalty to the gradient, so the decay is rescaled
+by the adaptive step like any gradient; AdamW ("decoupled weight decay", Loshchilov & Hutter) shrinks
+the weights directly, p <- p * (1 - lr * weight_decay), which is what GPT training uses.
+Read next: schedules.py, then checkpoint.py.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from minigrad import backend
+from minigrad.optim.optimizer import Optimizer
+
+
+class Adam(Optimizer):
+    """`Adam(params, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0)`: L2 weight decay."""
+
+    decoupled_weight_decay = False
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0.0) -> None:
+        name = type(self).__name__
+        if lr < 0 or eps < 0 or weight_decay < 0:
+            raise ValueError(f"{name}: lr, eps and weight_decay must be >= 0 (got {lr}, {eps}, {weight_decay})")
+        if not all(0 <= beta < 1 for beta in betas):
+            raise ValueError(f"{name}: betas must be in [0, 1), got {betas}")
+        super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay})
+
+    def step(self) -> None:
+        """One update of every parameter p that has a gradient g; t counts this parameter's steps:
+
+            g = g + weight_decay * p                   (Adam: L2 penalty)
+            p = p * (1 - lr * weight_decay)            (AdamW: decoupled decay, instead)
+            m = beta1 * m + (1 - beta1) * g            (running mean of g)
+            v = beta2 * v + (1 - beta2) * g**2         (running mean of g squared)
+            p = p - lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)
+
+        m and v start at zero, so early on they underestimate; dividing by 1 - beta**t (the bias
+        correction) undoes that. Everything happens in place on the device, with one scratch array.
+        """
+        for group in self.param_groups:
+            lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
+            beta1, beta2 = group["betas"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue  # a parameter that took no part in the loss is left alone
+                g = p.grad.data
+                xp = backend.get_array_module(p.data)
+                state = self.state.get(p)
+                if not state:
+                    state = self.state[p] = {"step": 0, "exp_avg": xp.zeros_like(p.data),
+                                             "exp_avg_sq": xp.zeros_like(p.data)}
+                state["step"] += 1
+                t = state["step"]
+                if weight_decay != 0:
+                    if self.decoupled_weight_decay:
+                        p.data *= 1 - lr * weight_decay
+                    else:
+                        g = g + weight_decay * p.data  # a new array: the stored gradient stays untouched
+                m, v = state["exp_avg"], state["exp_avg_sq"]
+                scratch = xp.multiply(g, 1 - beta1)  # the step's one new array, reused below
+                m *= beta1
+                m += scratch  # m = beta1 * m + (1 - beta1) * g
+                xp.multiply(g, g, out=scratch)
+                scratch *= 1 - beta2
+                v *= beta2
+                v += scratch  # v = beta2 * v + (1 - beta2) * g**2
+                denom = xp.sqrt(v, out=scratch)
+                denom /= math.sqrt(1 - beta2**t)
+                denom += eps  # denom = sqrt(v_hat) + eps
+                update = xp.divide(m, denom, out=scratch)
+                update *= lr / (1 - beta1**t)
+                p.data -= update
+
+
+class AdamW(Adam):
+    """`AdamW(params, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)`: decoupled weight decay."""
+
+    decoupled_weight_decay = True
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0.01) -> None:
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)

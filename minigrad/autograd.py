@@ -25,6 +25,12 @@ _grad_enabled = True
 # `backward(ctx, gxs)` checks; None, the default, costs one comparison per op.
 anomaly_hook: Any = None
 
+# Set by `mg.viz.record_modules(model)` (viz/graph.py) to an object with `enter(module)` (a context
+# manager) and `scope` (the dotted names of the modules now running, outermost first). Module.__call__
+# enters it and Function.apply copies `scope` onto each op, so a drawing can group ops by module.
+# None, the default, costs one comparison per op and per module call.
+scope_hook: Any = None
+
 
 def is_grad_enabled() -> bool:
     return _grad_enabled

@@ -38,7 +38,8 @@ class Function:
     the engine sums it back to each input's shape. It must never modify `gy` in place.
     """
 
-    __slots__ = ("parents", "needs_input_grad", "released", "created_at", "__dict__")
+    # `scope` (set only while mg.viz.record_modules runs) is a slot, so release() keeps it for drawing.
+    __slots__ = ("parents", "needs_input_grad", "released", "created_at", "scope", "__dict__")
 
     def __init__(self, **params: Any) -> None:
         for key, value in params.items():  # op parameters such as axis=, keepdims=
@@ -83,6 +84,8 @@ class Function:
             ctx.parents = inputs
             ctx.needs_input_grad = tuple(t.requires_grad for t in inputs)
             out._ctx = ctx
+        if autograd.scope_hook is not None:  # drawing: which module's forward made this op
+            ctx.scope = autograd.scope_hook.scope
         if autograd.anomaly_hook is not None:
             ctx.created_at = traceback.extract_stack()[:-2]
             autograd.anomaly_hook.forward(ctx, inputs, y)
@@ -104,6 +107,7 @@ class Tensor:
     __array_priority__ = 1000  # so that `numpy_array + tensor` calls Tensor.__radd__
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None, device: Any = None) -> None:
+        given = data
         if isinstance(data, Tensor):
             data = data.data
         if device is None:
@@ -119,7 +123,9 @@ class Tensor:
             dtype = np.dtype(np.float32)
         else:
             dtype = _check_dtype(data.dtype)
-        if data.dtype != dtype:
+        if data.dtype != dtype or data is given:
+            # astype copies: a tensor never aliases the caller's array (as torch.tensor), so neither an
+            # optimizer step nor a later change to the array can reach across.
             data = data.astype(dtype)
         if requires_grad and dtype.kind != "f":
             raise TypeError(f"only float tensors can require grad, not {dtype}")
@@ -253,7 +259,7 @@ class Tensor:
                 )
             grad = xp.ones_like(self.data)
         else:
-            grad = grad.data if isinstance(grad, Tensor) else backend.to_device(np.asarray(grad), self.device)
+            grad = _raw(grad, self.device)  # a Tensor, a NumPy array or an array already on this device
             if grad.shape != self.shape:
                 raise ShapeError(f"backward(): grad has shape {grad.shape}, the tensor {self.shape}")
             grad = grad.astype(self.dtype, copy=False)
@@ -375,7 +381,8 @@ class Tensor:
 
     def masked_fill(self, mask: Any, value: float) -> Tensor:
         """Where `mask` is True, `value` (e.g. -inf for attention); elsewhere this tensor."""
-        return ops.elementwise.MaskedFill.apply(self, mask=_raw(mask, self.device), value=value)
+        mask = _raw(mask, self.device).astype(bool, copy=False)  # backward negates it: ~ must be logical
+        return ops.elementwise.MaskedFill.apply(self, mask=mask, value=value)
 
     # Reductions: NumPy's axis / keepdims.
     def sum(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Tensor:

@@ -1,0 +1,340 @@
+"""minigrad/minigpt against PyTorch, side by side in one process: the speed targets of the project.
+
+Each row builds the same model in minigrad and in PyTorch (weights copied across with `interop`), feeds
+both the same batches, and interleaves them step by step (A B A B ...), so a drift in the machine's
+speed hits both sides alike. Reported: the median time of each side and the median of the per-pair
+ratios minigrad / PyTorch. Peak memory is measured in separate processes (one per side), as the
+growth of the resident set size over the process's size after start-up.
+
+    python benchmarks/vs_torch.py                  # every row, 2 threads on both sides
+    python benchmarks/vs_torch.py --rows gpt-small --profile   # where minigrad's time goes
+    python benchmarks/vs_torch.py --device cuda    # the GPU (CuPy against PyTorch CUDA)
+
+On machines that set OPENBLAS_CORETYPE (it pins an old OpenBLAS kernel), unset it for this command:
+`env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/vs_torch.py`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import os
+import pstats
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import minigrad as mg
+import minigrad.functional as F
+from minigpt import GPT, GPTConfig
+from minigrad import nn, optim
+
+try:
+    import torch
+except ImportError:  # the minigrad rows still run, with a note
+    torch = None
+
+GPT_ROWS = {
+    "gpt-small": dict(n_layer=4, n_head=4, n_embd=128, block_size=64, batch_size=12),
+    "gpt-medium": dict(n_layer=6, n_head=8, n_embd=256, block_size=128, batch_size=16),
+    "gpt-gpu": dict(n_layer=6, n_head=6, n_embd=384, block_size=256, batch_size=64),
+}
+TARGETS = {"mlp": 0.8, "gpt-small": 1.3, "gpt-medium": 1.2, "memory": 1.5}
+VOCAB = 65
+
+
+@dataclass
+class Side:
+    """One side of a comparison: `step()` runs one training step and waits until it has finished."""
+
+    step: Callable[[], Any]
+    name: str
+    tokens: int = 0  # tokens one step trains on (GPT rows), for tokens per second
+
+
+# --------------------------------------------------------------------------------------------------
+# The MLP row: 784-256-10, batch 64, AdamW
+
+
+def mlp_sides(device: str, rng: np.random.Generator) -> tuple[Side, Side | None]:
+    x = rng.standard_normal((64, 784)).astype(np.float32)
+    y = rng.integers(0, 10, 64)
+    model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10)).to(device)
+    opt = optim.AdamW(model.parameters(), lr=1e-3)
+    xm, ym = mg.tensor(x, device=device), mg.tensor(y, device=device)
+
+    def minigrad_step() -> None:
+        loss = F.cross_entropy(model(xm), ym)  # forward
+        opt.zero_grad()
+        loss.backward()  # backward
+        opt.step()  # update
+        synchronize(device)
+
+    if torch is None:
+        return Side(minigrad_step, "minigrad"), None
+    tdev = torch_device(device)
+    tmodel = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10)).to(tdev)
+    with torch.no_grad():
+        for tp, p in zip(tmodel.parameters(), model.parameters()):
+            tp.copy_(torch.from_numpy(p.numpy()))
+    topt = torch.optim.AdamW(tmodel.parameters(), lr=1e-3)
+    xt, yt = torch.from_numpy(x).to(tdev), torch.from_numpy(y).to(tdev)
+
+    def torch_step() -> None:
+        loss = torch.nn.functional.cross_entropy(tmodel(xt), yt)
+        topt.zero_grad()
+        loss.backward()
+        topt.step()
+        torch_synchronize(device)
+
+    return Side(minigrad_step, "minigrad"), Side(torch_step, "torch")
+
+
+# --------------------------------------------------------------------------------------------------
+# The GPT rows: a training step (forward, backward, AdamW) on random token batches
+
+
+def gpt_sides(row: str, device: str, rng: np.random.Generator) -> tuple[Side, Side | None]:
+    spec = dict(GPT_ROWS[row])
+    batch_size = spec.pop("batch_size")
+    config = GPTConfig(vocab_size=VOCAB, dropout=0.0, **spec)
+    model = GPT(config).to(device)
+    opt = optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.1)
+    batches = [rng.integers(0, VOCAB, (batch_size, config.block_size + 1)) for _ in range(4)]
+    counter = iter(range(10**9))
+    tokens = batch_size * config.block_size
+
+    def minigrad_step() -> None:
+        batch = batches[next(counter) % len(batches)]
+        idx, targets = mg.tensor(batch[:, :-1], device=device), mg.tensor(batch[:, 1:], device=device)
+        _, loss = model(idx, targets)  # forward
+        opt.zero_grad()
+        loss.backward()  # backward
+        opt.step()  # update
+        synchronize(device)
+
+    if torch is None:
+        return Side(minigrad_step, "minigrad", tokens), None
+    from minigpt.testing.torch_gpt import load_minigpt
+
+    tdev = torch_device(device)
+    tmodel = load_minigpt(model).to(tdev)
+    topt = torch.optim.AdamW(tmodel.parameters(), lr=1e-3, weight_decay=0.1)
+    tcounter = iter(range(10**9))
+
+    def torch_step() -> None:
+        batch = batches[next(tcounter) % len(batches)]
+        idx = torch.from_numpy(np.ascontiguousarray(batch[:, :-1])).to(tdev)
+        targets = torch.from_numpy(np.ascontiguousarray(batch[:, 1:])).to(tdev)
+        _, loss = tmodel(idx, targets)
+        topt.zero_grad()
+        loss.backward()
+        topt.step()
+        torch_synchronize(device)
+
+    return Side(minigrad_step, "minigrad", tokens), Side(torch_step, "torch", tokens)
+
+
+# --------------------------------------------------------------------------------------------------
+# Generation: 240 new tokens with the KV cache against recomputing the prefix
+
+
+def generation_sides(device: str) -> tuple[Side, Side]:
+    config = GPTConfig(vocab_size=VOCAB, block_size=256, n_layer=4, n_head=4, n_embd=128)
+    model = GPT(config).to(device).eval()
+    prompt = mg.tensor(np.arange(16)[None, :] % VOCAB, device=device)
+
+    def run(use_cache: bool) -> Callable[[], None]:
+        def generate() -> None:
+            mg.manual_seed(0)
+            model.generate(prompt, 240, temperature=1.0, use_cache=use_cache)
+            synchronize(device)
+        return generate
+
+    return Side(run(True), "cache"), Side(run(False), "recompute")
+
+
+# --------------------------------------------------------------------------------------------------
+# Timing
+
+
+def interleave(a: Side, b: Side | None, repeats: int, warmup: int) -> dict[str, Any]:
+    """Run a and b in turn; medians of each and of the pairwise ratios a/b."""
+    times_a, times_b = [], []
+    for i in range(warmup + repeats):
+        t0 = time.perf_counter()
+        a.step()
+        t1 = time.perf_counter()
+        if b is not None:
+            b.step()
+        t2 = time.perf_counter()
+        if i >= warmup:
+            times_a.append(t1 - t0)
+            times_b.append(t2 - t1)
+    result = {"a": statistics.median(times_a), "a_name": a.name}
+    if b is not None:
+        result.update(b=statistics.median(times_b), b_name=b.name,
+                      ratio=statistics.median(x / y for x, y in zip(times_a, times_b)))
+    return result
+
+
+def synchronize(device: str) -> None:
+    if device.startswith("cuda"):
+        mg.backend.backend_for_device(device).xp.cuda.Device().synchronize()
+
+
+def torch_device(device: str) -> str:
+    return "cpu" if device in ("cpu", "strict") else device
+
+
+def torch_synchronize(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def sides_for(row: str, device: str) -> tuple[Side, Side | None]:
+    rng = np.random.default_rng(0)
+    mg.manual_seed(0)
+    if row == "mlp":
+        return mlp_sides(device, rng)
+    if row == "generate":
+        return generation_sides(device)
+    return gpt_sides(row, device, rng)
+
+
+# --------------------------------------------------------------------------------------------------
+# Peak memory, one process per side
+
+
+def memory_child(side: str, row: str, device: str, steps: int) -> None:
+    """Print the growth of this process's peak RSS (MiB) over `steps` training steps of `row`."""
+    a, b = sides_for(row, device)
+    chosen = a if side == "minigrad" else b
+    baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    for _ in range(steps):
+        chosen.step()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    growth = (peak - baseline) / 1024
+    print(json.dumps({"baseline_mib": baseline / 1024, "peak_mib": peak / 1024, "growth_mib": growth}))
+
+
+def measure_memory(row: str, device: str) -> dict[str, Any]:
+    results = {}
+    for side in ("minigrad", "torch") if torch is not None else ("minigrad",):
+        command = [sys.executable, __file__, "--memory-child", side, "--rows", row, "--device", device]
+        output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+        results[side] = json.loads(output.strip().splitlines()[-1])
+    return results
+
+
+# --------------------------------------------------------------------------------------------------
+# Profile: where minigrad's time goes, per op, forward and backward
+
+
+def profile(row: str, device: str, steps: int) -> None:
+    a, _ = sides_for(row, device)
+    a.step()
+    profiler = cProfile.Profile()
+    start = time.perf_counter()
+    profiler.enable()
+    for _ in range(steps):
+        a.step()
+    profiler.disable()
+    total = time.perf_counter() - start
+    stats = pstats.Stats(profiler).stats
+    print(f"\nprofile of {row} on {device}: {steps} steps, {1e3 * total / steps:.1f} ms a step\n")
+    print(f"{'where':40} {'calls/step':>10} {'ms/step':>9} {'share':>7}")
+    # Cumulative time of each forward/backward of each op class (methods share a file, so key by class).
+    by_class: dict[str, list[float]] = {}
+    for (filename, line, function), (_, calls, _own, cumulative, _) in stats.items():
+        if "minigrad" not in filename or function not in ("forward", "backward"):
+            continue
+        key = f"{_class_at(filename, line)}.{function}"
+        entry = by_class.setdefault(key, [0.0, 0])
+        entry[0] += cumulative
+        entry[1] += calls
+    for key, (seconds, calls) in sorted(by_class.items(), key=lambda item: -item[1][0])[:25]:
+        print(f"{key:40} {calls // steps:>10} {1e3 * seconds / steps:>9.2f} {seconds / total:>7.1%}")
+    engine = sum(cum for (f, _, fn), (_, _, _, cum, _) in stats.items()
+                 if f.endswith("autograd.py") and fn == "backward")
+    print(f"{'autograd.backward (whole pass)':40} {'':>10} {1e3 * engine / steps:>9.2f} {engine / total:>7.1%}")
+
+
+def _class_at(filename: str, line: int) -> str:
+    """The name of the class whose method starts at `line` of `filename` (for the profile table)."""
+    with open(filename) as source:
+        lines = source.readlines()[:line]
+    for text in reversed(lines):
+        if text.startswith("class "):
+            return text.split()[1].split("(")[0].rstrip(":")
+    return os.path.basename(filename)
+
+
+# --------------------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", default="mlp,gpt-small,gpt-medium,generate,memory",
+                        help="comma-separated: mlp, gpt-small, gpt-medium, gpt-gpu, generate, memory")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--repeats", type=int, default=15, help="timed steps of each side")
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=2, help="PyTorch threads (NumPy's BLAS uses the cores)")
+    parser.add_argument("--profile", action="store_true", help="print where minigrad's time goes")
+    parser.add_argument("--memory-child", choices=["minigrad", "torch"], help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if torch is not None:
+        torch.set_num_threads(args.threads)
+    rows = args.rows.split(",")
+
+    if args.memory_child:
+        memory_child(args.memory_child, rows[0], args.device, steps=5)
+        return
+    if args.profile:
+        for row in rows:
+            profile(row, args.device, steps=args.repeats)
+        return
+    if torch is None:
+        print("note: PyTorch is not installed; only minigrad's columns are measured")
+
+    print(f"device {args.device}, {args.repeats} interleaved steps after {args.warmup} warm-up, medians\n")
+    print(f"{'row':12} {'minigrad ms':>12} {'other ms':>10} {'ratio':>7} {'target':>8}")
+    for row in rows:
+        if row == "memory":
+            memory = measure_memory("gpt-small", args.device)
+            mine = memory["minigrad"]["growth_mib"]
+            line = f"{'memory':12} {mine:>10.0f}MB"
+            if "torch" in memory:
+                theirs = memory["torch"]["growth_mib"]
+                line += f" {theirs:>8.0f}MB {mine / theirs:>7.2f} {'<= 1.5':>8}"
+            print(line + "   (peak RSS growth of a gpt-small training step, separate processes)")
+            continue
+        a, b = sides_for(row, args.device)
+        result = interleave(a, b, args.repeats if row != "generate" else max(3, args.repeats // 5), args.warmup)
+        if row == "generate":
+            speedup = result["b"] / result["a"]
+            print(f"{'generate':12} {1e3 * result['a']:>12.1f} {1e3 * result['b']:>10.1f} {speedup:>6.1f}x "
+                  f"{'>= 5x':>8}   (240 tokens, KV cache vs recompute)")
+            continue
+        throughput = ""
+        if a.tokens:
+            throughput = f"   tokens/s: minigrad {a.tokens / result['a']:,.0f}"
+            throughput += f", torch {b.tokens / result['b']:,.0f}" if b is not None else ""
+        if "ratio" in result:
+            print(f"{row:12} {1e3 * result['a']:>12.1f} {1e3 * result['b']:>10.1f} {result['ratio']:>7.2f} "
+                  f"{'<= ' + str(TARGETS.get(row, '-')):>8}{throughput}")
+        else:
+            print(f"{row:12} {1e3 * result['a']:>12.1f} {'-':>10}{throughput}")
+
+
+if __name__ == "__main__":
+    main()

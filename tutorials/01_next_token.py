@@ -1,0 +1,441 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 01 猜下一个词
+#
+# 语言模型只玩一个游戏：看着已经出现的内容，猜下一个是什么。这一讲我们在莎士比亚的剧本上
+# 玩这个游戏（英文，以字符为单位猜），回答：
+#
+# > **最笨的猜法有多好？让机器“学”出来的猜法和“数”出来的一样吗？多看几个字有多大用处？**
+#
+# 实验清单：
+#
+# 1. 数数：统计“字符 a 后面跟着字符 b”的次数，得到一个二元（bigram）模型，用它写一段“莎士比亚”；
+# 2. 同一个模型换一种做法：embedding + 线性层，用 minigrad 训练，损失追平数数的结果；
+# 3. 多看几个字（前 1、2、3、4 个字符）：在没见过的文本上，损失一路下降；
+# 4. 有的前文几乎锁死下一个字符，有的几乎什么都可能：用熵来量；
+# 5. 行为相似的字符，学出来的 embedding 也靠得近。
+#
+# 运行：`python tutorials/01_next_token.py`（`TUTORIAL_QUICK=1` 跑快速版）。图片写到当前目录的 `figures/`。
+
+# %%
+import os
+
+# Small matrix products: one BLAS thread is faster than several waiting on each other (set before NumPy loads).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import math
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+
+import minigrad as mg
+import minigrad.functional as F
+from minigpt.corpus import load_shakespeare
+from minigrad import nn, optim
+
+QUICK = os.environ.get("TUTORIAL_QUICK") == "1"
+FIG = Path("figures")
+FIG.mkdir(exist_ok=True)
+mg.manual_seed(0)
+print("quick mode" if QUICK else "full mode")
+
+# %% [markdown]
+# ## 0. 语料：字符变成数字
+#
+# 计算机不认字符，先给每个字符一个编号。前 90% 的文本用来“学”，后 10% 留作考试——
+# 模型从没见过它们，在上面的表现才说明它学到的是规律，而不是背下了课文。
+#
+# 衡量“猜得好不好”用**交叉熵损失**：模型给正确答案的概率取负对数，再对所有位置求平均，单位是 nats。
+# 完全瞎猜（每个字符概率相等）的损失是 $\ln V$；损失越低，模型越不“意外”。
+
+# %%
+text = load_shakespeare()
+if QUICK:
+    text = text[:1_000_000]
+chars = sorted(set(text))
+V = len(chars)
+stoi = {ch: i for i, ch in enumerate(chars)}
+data = np.array([stoi[ch] for ch in text])
+n_train = int(0.9 * len(data))
+train_data, val_data = data[:n_train], data[n_train:]
+print(f"{len(text):,} characters; vocabulary of {V}: {''.join(chars)!r}")
+print(f"uniform guessing: ln {V} = {math.log(V):.3f} nats per character")
+
+# %% [markdown]
+# ## 1. 数数：二元模型
+#
+# 最笨的办法：只看上一个字符。数一数训练文本里每一对相邻字符 (a, b) 出现的次数，
+# 那么 $P(b \mid a) = \dfrac{\text{count}(a, b)}{\text{count}(a)}$。
+# 没出现过的组合会得到概率 0，一旦考试时遇上，损失就是无穷大，所以每个格子先加一个很小的数（平滑）。
+
+# %%
+counts = np.zeros((V, V))
+np.add.at(counts, (train_data[:-1], train_data[1:]), 1)
+P_count = (counts + 0.1) / (counts + 0.1).sum(axis=1, keepdims=True)
+count_loss = float(-np.log(P_count[val_data[:-1], val_data[1:]]).mean())
+print(f"counting bigram: held-out loss {count_loss:.3f} nats per character")
+assert count_loss < math.log(V) - 1.0  # one character of context already helps a lot
+
+# %%
+letters = [stoi[c] for c in "abcdefghijklmnopqrstuvwxyz "]
+fig, ax = plt.subplots(figsize=(7.5, 7))
+ax.imshow(P_count[np.ix_(letters, letters)], cmap="Blues")
+tick = [repr(chars[i])[1:-1] if chars[i] != " " else "␣" for i in letters]
+ax.set_xticks(range(len(letters)), tick)
+ax.set_yticks(range(len(letters)), tick)
+ax.set_xlabel("next character b")
+ax.set_ylabel("previous character a")
+ax.set_title("P(b | a) counted on Shakespeare (lowercase letters and space)")
+fig.tight_layout()
+fig.savefig(FIG / "01_bigram_table.png", dpi=120)
+plt.close(fig)
+
+# %% [markdown]
+# 表里能看到英文的“指纹”：q 那一行几乎只有 u 是深色，空格后面各种字母都有可能。
+# 按这张表一个字符一个字符地抽样，就能“写作”：
+
+# %%
+def sample_bigram(P, first, n, seed=0):
+    rng = np.random.default_rng(seed)
+    out = [stoi[first]]
+    for _ in range(n):
+        out.append(int(rng.choice(V, p=P[out[-1]])))
+    return "".join(chars[i] for i in out)
+
+
+print(sample_bigram(P_count, "\n", 300))
+
+# %% [markdown]
+# 有点像英文剧本的样子（大写人名、冒号、换行），但词都是乱的——只看一个字符，记不住一个词。
+#
+# ## 2. 同一个模型，换成“学”出来的
+#
+# 现在换个做法：每个字符先查一张表，得到一个 16 维向量（embedding），再用一个线性层把它变成
+# $V$ 个分数（logits），softmax 之后就是下一个字符的概率。参数随机开始，用梯度下降（AdamW）让交叉熵变小。
+#
+# 这个模型能表达的，本质上还是一张“上一个字符 → 下一个字符”的概率表，所以它最好也就追平数数的结果。
+# 我们来看它能不能追上。
+
+# %%
+class NeuralBigram(nn.Module):
+    """logits(next | prev) = Linear(Embedding(prev)): a bigram table through a 16-dimensional bottleneck."""
+
+    def __init__(self, vocab, dim):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, dim)
+        self.out = nn.Linear(dim, vocab)
+
+    def forward(self, prev):
+        return self.out(self.emb(prev))  # (N, vocab)
+
+
+mg.manual_seed(0)
+bigram = NeuralBigram(V, 16)
+optimizer = optim.AdamW(bigram.parameters(), lr=1e-2, weight_decay=0.0)
+steps, batch = (600, 2048) if QUICK else (2500, 4096)
+rng = np.random.default_rng(0)
+losses = []
+for step in range(steps):
+    ix = rng.integers(0, len(train_data) - 1, batch)
+    # forward
+    loss = F.cross_entropy(bigram(train_data[ix]), train_data[ix + 1])
+    # backward
+    optimizer.zero_grad()
+    loss.backward()
+    # update
+    optimizer.step()
+    losses.append(loss.item())
+    if step % 250 == 0 or step == steps - 1:
+        print(f"step {step:5d}  training loss {loss.item():.3f}")
+
+with mg.no_grad():
+    neural_loss = F.cross_entropy(bigram(val_data[:-1]), val_data[1:]).item()
+print(f"held-out loss: counting {count_loss:.3f}, trained embedding + linear {neural_loss:.3f}")
+
+# %%
+fig, ax = plt.subplots(figsize=(7, 4))
+smooth = np.convolve(losses, np.ones(20) / 20, mode="valid")
+ax.plot(np.arange(len(smooth)) + 19, smooth, label="embedding + linear (training loss, smoothed)")
+ax.axhline(count_loss, color="crimson", ls="--", label=f"counting model, held-out ({count_loss:.3f})")
+ax.axhline(math.log(V), color="gray", ls=":", label=f"uniform guessing ({math.log(V):.2f})")
+ax.set_xlabel("step")
+ax.set_ylabel("cross-entropy (nats per character)")
+ax.set_title("Learning a bigram model with gradient descent")
+ax.grid(True, alpha=0.3)
+ax.legend()
+fig.tight_layout()
+fig.savefig(FIG / "01_neural_bigram.png", dpi=120)
+plt.close(fig)
+
+assert abs(neural_loss - count_loss) < (0.05 if QUICK else 0.03)  # learning reaches what counting gives
+
+# %% [markdown]
+# 两条路走到了同一个地方：数数是直接写下答案，梯度下降是一步步逼近它。
+# 梯度下降的好处在于它不挑模型——后面的 RNN、Transformer 没法“数”，却都能这样训练。
+#
+# ## 3. 多看几个字
+#
+# 只看 1 个字符太少。看前 $k$ 个字符呢？数数的办法照用，只是“前文”从 1 个字符变成 $k$ 个。
+# 麻烦在于前文越长，组合越多，很多组合在训练文本里一次都没出现过。
+# 办法是**退一步**：某个长前文见得少，就多参考短一点的前文的估计：
+#
+# $$P_k(c \mid h_k) = \frac{N(h_k, c) + \beta\, P_{k-1}(c \mid h_{k-1})}{N(h_k) + \beta}$$
+#
+# 其中 $h_k$ 是前 $k$ 个字符，$N(\cdot)$ 是它在训练文本里出现的次数，$\beta = 2$。
+#
+# 见得多的前文，以自己的统计为准；没见过的，整个退回到短一级的估计。$P_{-1}$ 是均匀分布。
+
+# %%
+class CharNGram:
+    """Next-character counts for every context of up to k previous characters, each backed off to shorter ones."""
+
+    def __init__(self, data, k, beta=2.0):
+        self.k, self.beta = k, beta
+        self.tables = []  # one per order 0..k: sorted (context, next) keys and their counts, contexts and counts
+        for order in range(k + 1):
+            ctx = self.context_ids(data, order)
+            pair_keys, pair_counts = np.unique(ctx * V + data[k:], return_counts=True)
+            ctx_keys, ctx_counts = np.unique(ctx, return_counts=True)
+            self.tables.append((pair_keys, pair_counts, ctx_keys, ctx_counts))
+
+    def context_ids(self, data, order):
+        """For every position t >= k, the `order` characters before it as one integer (base V)."""
+        ids = np.zeros(len(data) - self.k, dtype=np.int64)
+        for j in range(1, order + 1):
+            ids = ids * V + data[self.k - j : len(data) - j]
+        return ids
+
+    @staticmethod
+    def lookup(keys, table_keys, table_counts):
+        i = np.clip(np.searchsorted(table_keys, keys), 0, len(table_keys) - 1)
+        return np.where(table_keys[i] == keys, table_counts[i], 0)
+
+    def prob(self, data, candidates=None):
+        """P(next char) at every position t >= k of `data`: of data[t] itself, or of each of `candidates`."""
+        nxt = data[self.k :, None] if candidates is None else np.asarray(candidates)[None, :]
+        p = np.full((len(data) - self.k, nxt.shape[1]), 1.0 / V)
+        for order in range(self.k + 1):
+            pair_keys, pair_counts, ctx_keys, ctx_counts = self.tables[order]
+            ctx = self.context_ids(data, order)[:, None]
+            n_pair = self.lookup(ctx * V + nxt, pair_keys, pair_counts)
+            n_ctx = self.lookup(ctx, ctx_keys, ctx_counts)
+            p = (n_pair + self.beta * p) / (n_ctx + self.beta)
+        return p
+
+    def loss(self, data):
+        return float(-np.log(self.prob(data)).mean())
+
+    def sample(self, prompt, n, seed=0):
+        rng = np.random.default_rng(seed)
+        ids = [stoi[c] for c in prompt]
+        for _ in range(n):
+            context = np.array(ids[-self.k :] + [0]) if self.k else np.array([0])  # [0]: a stand-in "next"
+            p = self.prob(context, candidates=np.arange(V))[0]
+            ids.append(int(rng.choice(V, p=p / p.sum())))
+        return "".join(chars[i] for i in ids)
+
+
+MAX_K = 4
+ngram_models = {k: CharNGram(train_data, k) for k in range(MAX_K + 1)}
+# Score every model on the same held-out positions (those with at least MAX_K characters before them).
+ngram_loss = {k: float(-np.log(m.prob(val_data[MAX_K - k :])).mean()) for k, m in ngram_models.items()}
+for k, value in ngram_loss.items():
+    print(f"context of {k} character{'s' if k != 1 else ''}: held-out loss {value:.3f}")
+
+# %%
+fig, ax = plt.subplots(figsize=(6.5, 4))
+ks = list(ngram_loss)
+ax.bar(ks, [ngram_loss[k] for k in ks], color="steelblue")
+for k in ks:
+    ax.text(k, ngram_loss[k] + 0.03, f"{ngram_loss[k]:.2f}", ha="center")
+ax.set_xlabel("characters of context the model looks at")
+ax.set_ylabel("held-out loss (nats per character)")
+ax.set_title("More context, better guesses (counting models, backed off)")
+ax.set_xticks(ks)
+ax.set_ylim(0, 1.12 * max(ngram_loss.values()))
+fig.tight_layout()
+fig.savefig(FIG / "01_context_length.png", dpi=120)
+plt.close(fig)
+
+# %%
+assert all(ngram_loss[k + 1] < ngram_loss[k] - 0.1 for k in range(3))  # contexts 0 -> 1 -> 2 -> 3: each helps
+assert ngram_loss[MAX_K] < ngram_loss[3]  # and a fourth character still helps a little
+assert abs(ngram_loss[1] - count_loss) < 0.02  # the k=1 model is the bigram of section 1
+
+print(ngram_models[3].sample("ROMEO:\n", 300))
+
+# %% [markdown]
+# 看 3 个字符的模型已经能拼出不少真单词。但注意收益在递减：前文每长一个字符，组合数就乘以 $V$，
+# 训练文本里见过的组合越来越稀，“数数”越来越靠不住。要看得更远，得换一种不靠穷举组合的办法——
+# 把前文**压缩**成一个向量，这就是下一讲的 RNN。
+#
+# ## 4. 有的前文锁死答案，有的前文什么都可能
+#
+# 一个前文之后下一个字符有多“确定”，可以用它的概率分布的**熵**来量：
+# $H = -\sum_c P(c)\log_2 P(c)$，单位是比特。熵为 0 表示完全确定；熵为 $\log_2 V$ 表示完全没头绪。
+# 我们只看训练文本里出现至少 200 次的前文。
+
+# %%
+def context_entropies(order, min_count=200):
+    """Entropy (bits) of the next-character distribution for every context of `order` characters seen often."""
+    ctx = np.zeros(len(train_data) - order, dtype=np.int64)
+    for j in range(order):
+        ctx = ctx * V + train_data[j : len(train_data) - order + j]
+    keys, inverse = np.unique(ctx, return_inverse=True)
+    table = np.zeros((len(keys), V))
+    np.add.at(table, (inverse, train_data[order:]), 1)
+    total = table.sum(axis=1)
+    keep = total >= min_count
+    p = table[keep] / total[keep, None]
+    entropy = (p * np.log2(1 / np.where(p > 0, p, 1))).sum(axis=1)  # sum of p log2(1/p); 0 log 0 = 0
+    names = []
+    for key in keys[keep]:
+        name = ""
+        for _ in range(order):
+            name = chars[key % V] + name
+            key //= V
+        names.append(name)
+    return names, entropy, p
+
+
+def show(name):
+    return repr(name)[1:-1].replace(" ", "␣")
+
+
+entropy_by_order = {}
+for order in (1, 2):
+    names, entropy, p = context_entropies(order)
+    entropy_by_order[order] = dict(zip(names, entropy))
+    rank = np.argsort(entropy)
+    print(f"\ncontexts of {order} character(s) seen >= 200 times: {len(names)}")
+    print("  most predictable: " + ",  ".join(
+        f"'{show(names[i])}' -> '{show(chars[p[i].argmax()])}' ({entropy[i]:.2f} bits)" for i in rank[:5]))
+    print("  most open:        " + ",  ".join(f"'{show(names[i])}' ({entropy[i]:.2f} bits)" for i in rank[-5:]))
+
+# %%
+H1 = entropy_by_order[1]
+print(f"\nH(next | 'q') = {H1['q']:.2f} bits,  H(next | ' ') = {H1[' ']:.2f} bits,  "
+      f"the most open possible: log2 {V} = {math.log2(V):.2f} bits")
+assert H1["q"] < 0.2  # after q comes u, almost always
+assert H1[" "] > 4.0  # after a space, almost any letter
+assert max(H1.values()) - min(H1.values()) > 3.5  # contexts differ enormously in how much they decide
+
+fig, ax = plt.subplots(figsize=(11, 4))
+order1 = sorted(H1.items(), key=lambda kv: kv[1])
+ax.bar(range(len(order1)), [h for _, h in order1], color="steelblue")
+ax.set_xticks(range(len(order1)), [show(n) for n, _ in order1], fontsize=9)
+ax.set_ylabel("entropy of the next character (bits)")
+ax.set_xlabel("previous character")
+ax.set_title("How much does the previous character decide the next one?")
+ax.axhline(math.log2(V), color="gray", ls=":", label=f"no idea at all (log2 {V})")
+ax.legend()
+fig.tight_layout()
+fig.savefig(FIG / "01_context_entropy.png", dpi=120)
+plt.close(fig)
+
+# %% [markdown]
+# 和中文里“一推六二五”类似：英文的 q 后面几乎总是 u，猜起来毫无悬念；而空格、换行之后，
+# 下一个字符几乎什么都有可能——难度取决于前文提供了多少信息，要看得更远才能猜准。
+#
+# ## 5. 相似的字符，相近的向量
+#
+# 第 2 节的模型给每个字符学了一个 16 维向量。没有人告诉它哪些是元音、哪些是标点；
+# 但如果两个字符“后面跟什么”的规律相似，让它们共用相似的向量对降低损失最划算。
+# 用余弦相似度（两个向量夹角的余弦，1 是同方向，0 是无关）来看看。
+
+# %%
+E = bigram.emb.weight.numpy()
+En = E / np.linalg.norm(E, axis=1, keepdims=True)
+cos = En @ En.T
+
+
+def mean_cos(group_a, group_b):
+    ia, ib = [stoi[c] for c in group_a], [stoi[c] for c in group_b]
+    return float(np.mean([cos[i, j] for i in ia for j in ib if i != j]))
+
+
+vowels, punct = "aeiou", ".,;:!?"
+upper, lower = "ABCDEFGHIJKLMNOPRSTUVWY", "abcdefghijklmnoprstuvwy"
+vv, pp, vp = mean_cos(vowels, vowels), mean_cos(punct, punct), mean_cos(vowels, punct)
+uu, ul = mean_cos(upper, upper), mean_cos(upper, lower)
+print(f"mean cosine similarity: vowel-vowel {vv:.2f}, punctuation-punctuation {pp:.2f}, vowel-punctuation {vp:.2f}")
+print(f"                        uppercase-uppercase {uu:.2f}, uppercase-lowercase {ul:.2f}")
+for c in ".ae":
+    nearest = np.argsort(-cos[stoi[c]])[1:6]
+    print(f"nearest to '{c}':", " ".join(f"'{show(chars[i])}'" for i in nearest))
+
+# %%
+assert vv > vp + 0.15 and pp > vp + 0.15  # vowels sit with vowels, punctuation with punctuation
+assert uu > ul + 0.15  # and capitals with capitals
+nearest_dot = {chars[i] for i in np.argsort(-cos[stoi["."]])[1:6]}
+assert len(nearest_dot & set(punct)) >= 4  # the nearest neighbours of '.' are punctuation marks
+
+# %%
+# A 2-D picture of the 16-dimensional vectors: project onto the two directions of largest spread (PCA).
+centered = E - E.mean(axis=0)
+_, _, Vt = np.linalg.svd(centered, full_matrices=False)
+xy = centered @ Vt[:2].T
+
+
+def kind(c):
+    if c.isupper():
+        return "uppercase letter"
+    if c in "aeiou":
+        return "lowercase vowel"
+    if c.isalpha():
+        return "lowercase consonant"
+    if c.isdigit():
+        return "digit"
+    if c in " \n":
+        return "space / newline"
+    return "punctuation"
+
+
+colors = {"lowercase vowel": "crimson", "lowercase consonant": "steelblue", "uppercase letter": "darkviolet",
+          "digit": "darkorange", "punctuation": "forestgreen", "space / newline": "black"}
+fig, ax = plt.subplots(figsize=(8, 7))
+for name, color in colors.items():
+    idx = [i for i, c in enumerate(chars) if kind(c) == name]
+    if not idx:
+        continue
+    ax.scatter(xy[idx, 0], xy[idx, 1], s=12, color=color, label=name)
+    for i in idx:
+        ax.annotate(show(chars[i]), xy[i], fontsize=10, color=color, xytext=(3, 2), textcoords="offset points")
+ax.set_title("Character embeddings learned by the bigram model (PCA to 2-D)")
+ax.set_xlabel("principal direction 1")
+ax.set_ylabel("principal direction 2")
+ax.legend()
+fig.tight_layout()
+fig.savefig(FIG / "01_embeddings.png", dpi=120)
+plt.close(fig)
+
+# %% [markdown]
+# 标点挤成一团，小写元音彼此靠近，大写字母自成一片（剧本里大写字母多半出现在全大写的人名里，
+# 比如 `ROMEO:`，后面跟的往往还是大写字母）：模型为了猜下一个字符，自己发现了“哪些字符用法相似”。
+# 这就是“把词变成数字”的真正含义——不只是编号，而是一串带着用法信息的坐标。
+#
+# ## 小结
+#
+# - 语言模型 = 给定前文，输出下一个字符（词）的概率分布；用交叉熵衡量它猜得好不好。
+# - 二元模型可以“数”出来，也可以用 embedding + 线性层“学”出来，两者殊途同归。
+# - 看的前文越长，猜得越准；但靠数数，组合数随长度爆炸，越长越靠不住。
+# - 有的前文几乎决定了答案，有的几乎没有帮助：关键是前文里**哪些信息**和当前有关。
+# - 学出来的 embedding 里，用法相似的字符自然聚在一起。
+#
+# 下一讲：把前文压缩成一个向量带着走——RNN，以及它为什么记不住太远的东西。

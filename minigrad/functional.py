@@ -60,7 +60,8 @@ def dropout(x: Tensor, p: float, training: bool = True) -> Tensor:
     if not training or p == 0:
         return x
     keep = random.device_rng(x.device).random(x.shape, dtype=x.dtype) >= p
-    return nn.Dropout.apply(x, keep=keep * (1 / (1 - p)))
+    # astype first: a bool mask times a Python float would be float64, whatever x's dtype.
+    return nn.Dropout.apply(x, keep=keep.astype(x.dtype) * (1 / (1 - p)))
 
 
 def scaled_dot_product_attention(
@@ -100,4 +101,5 @@ def where(cond: Any, a: Any, b: Any) -> Tensor:
     anchor = a if isinstance(a, Tensor) else b
     if not isinstance(anchor, Tensor):
         raise TypeError("where: a or b must be a Tensor")
-    return elementwise.Where.apply(anchor._lift(a), anchor._lift(b), cond=_raw(cond, anchor.device))
+    cond = _raw(cond, anchor.device).astype(bool, copy=False)  # backward negates it: ~ must be logical
+    return elementwise.Where.apply(anchor._lift(a), anchor._lift(b), cond=cond)

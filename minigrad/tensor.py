@@ -123,13 +123,15 @@ class Tensor:
             dtype = np.dtype(np.float32)
         else:
             dtype = _check_dtype(data.dtype)
-        if data.dtype != dtype or data is given:
-            # astype copies: a tensor never aliases the caller's array (as torch.tensor), so neither an
-            # optimizer step nor a later change to the array can reach across.
+        if data.dtype != dtype:
             data = data.astype(dtype)
         if requires_grad and dtype.kind != "f":
             raise TypeError(f"only float tensors can require grad, not {dtype}")
         self.data = backend.to_device(data, device)
+        if self.data is given:
+            # Never alias the caller's array (torch.tensor copies too): neither an optimizer step
+            # nor a later change to the array may reach across.
+            self.data = self.data.copy()
         self.grad: Tensor | None = None
         self.requires_grad = requires_grad
         self._ctx: Function | None = None

@@ -79,6 +79,8 @@ class PowScalar(Function):
         return x**self.exponent
 
     def backward(self, gy):
+        if self.exponent == 0:  # y = 1 does not depend on x; 0 * x ** -1 would be nan at x = 0
+            return gy * 0
         return gy * (self.exponent * self.x ** (self.exponent - 1))
 
 
@@ -159,7 +161,7 @@ class ReLU(Function):
 
     def forward(self, x):
         self.positive = x > 0
-        return x * self.positive
+        return get_array_module(x).maximum(x, 0)  # not x * positive: -inf * 0 would be nan
 
     def backward(self, gy):
         return gy * self.positive

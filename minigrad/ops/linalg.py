@@ -35,10 +35,11 @@ class MatMul(Function):
             return ga, gb
         a2 = a if a.ndim > 1 else a[None, :]  # (1, K): a row vector
         b2 = b if b.ndim > 1 else b[:, None]  # (K, 1): a column vector
-        if a.ndim == 1:
-            gy = xp.expand_dims(gy, -2)
+        # Give gy the axes the vectors lost: column first, so that a 0-d gy (vector @ vector) becomes (1, 1).
         if b.ndim == 1:
             gy = xp.expand_dims(gy, -1)
+        if a.ndim == 1:
+            gy = xp.expand_dims(gy, -2)
         ga = gy @ xp.swapaxes(b2, -1, -2) if self.needs_input_grad[0] else None
         gb = xp.swapaxes(a2, -1, -2) @ gy if self.needs_input_grad[1] else None
         if a.ndim == 1 and ga is not None:

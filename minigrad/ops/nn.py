@@ -182,7 +182,8 @@ def attention_scores(q: Any, k: Any, is_causal: bool, mask: Any, scale: float) -
     if is_causal:
         scores = xp.where(causal_mask(xp, q.shape[-2], k.shape[-2]), scores, -xp.inf)
     if mask is not None:
-        scores = xp.where(mask, scores, -xp.inf) if mask.dtype == bool else scores + mask
+        # An additive mask takes the scores' dtype, so a float64 mask never promotes float32 attention.
+        scores = xp.where(mask, scores, -xp.inf) if mask.dtype == bool else scores + mask.astype(scores.dtype)
     return stable_softmax(scores, axis=-1)
 
 

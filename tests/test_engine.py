@@ -1,0 +1,208 @@
+"""The engine itself: the backward pass, gradient accumulation, graph release, no_grad, memory, dtypes,
+devices and gradcheck. Each test is one promise of API.md, kept permanently.
+
+Read next: test_errors.py.
+"""
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.functional as F
+
+
+# The backward pass -------------------------------------------------------------------------------------------------
+def test_a_100_000_op_chain_backpropagates_without_recursion():
+    x = mg.tensor([1.0], dtype="float64", requires_grad=True)
+    y = x
+    for _ in range(100_000):  # far past Python's recursion limit (1000)
+        y = y * 1.0000001
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1.0000001**100_000], rtol=1e-9)
+
+
+def test_a_node_used_twice_gets_both_gradients(device):
+    a = mg.tensor([1.0, 2.0], requires_grad=True, device=device)
+    b = a + a
+    c = b + b  # c = 4a
+    c.sum().backward()
+    assert a.grad.numpy().tolist() == [4.0, 4.0]
+
+
+def test_gradients_accumulate_across_backward_calls_until_zeroed(device):
+    a = mg.tensor([1.0, 2.0], requires_grad=True, device=device)
+    (a * 3).sum().backward()
+    (a * 3).sum().backward()
+    assert a.grad.numpy().tolist() == [6.0, 6.0]
+    a.zero_grad()
+    assert a.grad is None
+
+
+def test_gradients_of_two_leaves_never_share_memory(device):
+    a = mg.tensor([1.0, 2.0], requires_grad=True, device=device)
+    b = mg.tensor([3.0, 4.0], requires_grad=True, device=device)
+    (a + b).sum().backward()  # add hands the same upstream gradient to both inputs
+    a.grad.data += 1
+    assert b.grad.numpy().tolist() == [1.0, 1.0]
+
+
+def test_backward_takes_an_explicit_gradient_as_a_tensor_or_an_array(device):
+    for grad in (mg.tensor([1.0, 10.0], device=device), np.array([1.0, 10.0]), [1.0, 10.0]):
+        a = mg.tensor([1.0, 2.0], requires_grad=True, device=device)
+        (a * a).backward(grad)
+        assert a.grad.numpy().tolist() == [2.0, 40.0]
+
+
+def test_the_graph_keeps_its_structure_after_backward_but_not_its_buffers():
+    a = mg.tensor([1.0, 2.0], requires_grad=True)
+    loss = (a.exp() * 2).sum()
+    loss.backward()
+    assert loss.grad_fn.name == "Sum" and loss.grad_fn.parents[0].grad_fn.name == "Mul"  # still drawable
+    assert loss.grad_fn.parents[0].grad_fn.released
+
+
+def test_a_second_backward_needs_retain_graph(device):
+    a = mg.tensor([1.0, 2.0], requires_grad=True, device=device)
+    loss = (a * a).sum()
+    loss.backward(retain_graph=True)
+    loss.backward()  # allowed: the first call kept the buffers
+    assert a.grad.numpy().tolist() == [4.0, 8.0]
+    with pytest.raises(RuntimeError, match="second time.*retain_graph=True"):
+        loss.backward()  # the second call released them
+
+
+# no_grad ---------------------------------------------------------------------------------------------------------
+def test_no_grad_records_no_graph():
+    a = mg.tensor([1.0], requires_grad=True)
+    with mg.no_grad():
+        y = a * 2
+    assert not y.requires_grad and y.grad_fn is None
+    assert mg.is_grad_enabled()
+    with pytest.raises(RuntimeError, match="no_grad"):
+        y.backward()
+
+
+def test_no_grad_as_a_decorator():
+    @mg.no_grad()
+    def evaluate(x):
+        assert not mg.is_grad_enabled()
+        return x * 2
+
+    assert evaluate.__name__ == "evaluate"
+    assert evaluate(mg.tensor([1.0], requires_grad=True)).grad_fn is None
+    assert mg.is_grad_enabled()
+
+
+def test_no_grad_is_restored_after_an_exception():
+    with pytest.raises(KeyError), mg.no_grad():
+        raise KeyError("an error inside the block")
+    assert mg.is_grad_enabled()
+
+
+# Memory ----------------------------------------------------------------------------------------------------------
+def test_intermediates_are_freed_by_reference_counting_alone():
+    """No reference cycles: with the garbage collector off, an intermediate dies with its graph."""
+    gc.disable()
+    try:
+        x = mg.randn(3, requires_grad=True)
+        hidden = x.tanh()
+        alive = weakref.ref(hidden)
+        loss = (hidden * 2).sum()
+        del hidden
+        loss.backward()
+        assert alive() is not None  # the graph (kept for drawing) still holds it
+        del loss
+        assert alive() is None
+        assert x.grad is not None
+    finally:
+        gc.enable()
+
+
+# dtypes ----------------------------------------------------------------------------------------------------------
+def test_default_dtypes():
+    assert mg.tensor(1.0).dtype == np.float32
+    assert mg.tensor(np.zeros(2)).dtype == np.float32  # float arrays become float32 too...
+    assert mg.tensor(np.zeros(2), dtype="float64").dtype == np.float64  # ...unless dtype says otherwise
+    assert mg.tensor([1, 2]).dtype == np.int64  # integers stay integers (token ids, indices)
+    assert mg.tensor([True]).dtype == np.bool_
+    assert mg.zeros(2).dtype == mg.ones(2).dtype == mg.randn(2).dtype == np.float32
+    assert mg.arange(3).dtype == np.int64
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_every_op_keeps_the_float_dtype(device, dtype):
+    """float32 stays float32 (speed) and float64 stays float64 (gradient checks), through every op."""
+    x = mg.randn(2, 3, 4, dtype=dtype, device=device, requires_grad=True)
+    w = mg.randn(4, dtype=dtype, device=device, requires_grad=True)
+    results = [
+        x + 1, 2 - x, x * w, x / 3, x**2, 2.0**x, -x, x @ x.swapaxes(-1, -2), x @ w,
+        x.exp(), x.abs(), x.abs().sqrt(), x.abs().log(), x.tanh(), x.sigmoid(), x.relu(), x.gelu(),
+        x.sum(axis=1), x.mean(), x.max(axis=-1, keepdims=True), x.var(axis=(0, 2)),
+        x.reshape(-1), x.transpose(2, 0, 1), x.T, x[0, :, None], x[np.array([1, 1])],
+        x.softmax(), x.log_softmax(axis=0), x.masked_fill(np.eye(3, 4, dtype=bool), -1.0),
+        mg.concat([x, x], axis=1), mg.stack([x, x]), mg.where(x > 0, x, 0.0),
+        F.cross_entropy(x, np.zeros((2, 3), dtype=np.int64)), F.embedding(x[0], np.array([0, 2])),
+        F.layer_norm(x, w, w), F.dropout(x, 0.5), F.gelu(x),
+        F.scaled_dot_product_attention(x, x, x, is_causal=True, mask=np.zeros((3, 3))),
+    ]
+    for i, y in enumerate(results):
+        assert y.dtype == dtype, f"result {i} is {y.dtype}"
+    sum(y.sum() for y in results[1:]).backward()  # (results[0] would not change anything)
+    assert x.grad.dtype == w.grad.dtype == dtype
+
+
+# Devices ---------------------------------------------------------------------------------------------------------
+def test_mixing_devices_raises():
+    with pytest.raises(RuntimeError, match=r"different devices \(cpu, strict\)"):
+        mg.ones(2) + mg.ones(2, device="strict")
+
+
+def test_to_round_trips_and_is_differentiable():
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    assert x.to("cpu") is x
+    on_device = x.to("strict")
+    assert on_device.device == "strict" and on_device.to("cpu").numpy().tolist() == [1.0, 2.0]
+    (on_device * 3).sum().backward()
+    assert x.grad.device == "cpu" and x.grad.numpy().tolist() == [3.0, 3.0]
+
+
+# gradcheck -------------------------------------------------------------------------------------------------------
+class WrongSquare(mg.Function):
+    """y = x**2 with a deliberately wrong backward: dy/dx = x instead of 2x."""
+
+    def forward(self, x):
+        self.x = x
+        return x * x
+
+    def backward(self, gy):
+        return gy * self.x
+
+
+def test_gradcheck_names_the_input_the_element_and_both_values():
+    a = mg.tensor([0.5, 1.0], dtype="float64", requires_grad=True)
+    b = mg.tensor([1.0, -2.0, 3.0], dtype="float64", requires_grad=True)
+    assert mg.gradcheck(lambda a, b: a.sum() * b * b, [a, b])
+    with pytest.raises(mg.GradcheckError, match=r"input 1 \(shape \(3,\)\) is wrong at element \(2,\): "
+                                                r"analytic -?[\d.]+, numeric -?[\d.]+"):
+        mg.gradcheck(lambda a, b: a.sum() * WrongSquare.apply(b), [a, b])
+
+
+def test_gradcheck_insists_on_float64():
+    with pytest.raises(TypeError, match="float64"):
+        mg.gradcheck(lambda x: x * 2, [mg.tensor([1.0], requires_grad=True)])
+
+
+# Construction -----------------------------------------------------------------------------------------------------
+def test_a_tensor_copies_the_array_it_is_made_from(device):
+    array = np.array([1.0, 2.0], dtype=np.float32)
+    x = mg.tensor(array, device=device)
+    x.data += 1  # as an optimizer step does
+    assert array.tolist() == [1.0, 2.0]
+    w = mg.tensor([3.0], requires_grad=True, device=device)
+    y = w * array  # Mul saves the array for backward (dy/dw = array)...
+    array[:] = 0  # ...so changing the caller's array afterwards must not change the gradient
+    y.sum().backward()
+    assert w.grad.numpy().tolist() == [3.0]

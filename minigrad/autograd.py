@@ -43,14 +43,17 @@ class no_grad:
             logits, _ = model(idx)
     """
 
+    def __init__(self) -> None:
+        self._previous: list[bool] = []  # a stack, so that one object can be entered twice, nested
+
     def __enter__(self) -> None:
         global _grad_enabled
-        self._previous = _grad_enabled
+        self._previous.append(_grad_enabled)
         _grad_enabled = False
 
     def __exit__(self, *exc_info: Any) -> None:
         global _grad_enabled
-        _grad_enabled = self._previous
+        _grad_enabled = self._previous.pop()
 
     def __call__(self, function: Callable) -> Callable:
         @functools.wraps(function)

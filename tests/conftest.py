@@ -13,12 +13,12 @@ from hypothesis import HealthCheck, settings
 
 import minigrad as mg
 
+# The `device` fixture is function-scoped but does not change between examples, so the health check
+# that warns about function-scoped fixtures under @given does not apply.
+_QUIET = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+settings.register_profile("dev", max_examples=30, deadline=None, suppress_health_check=_QUIET)
 settings.register_profile(
-    "dev", max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
-settings.register_profile(
-    "ci", max_examples=15, deadline=None, derandomize=True, print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow],
+    "ci", max_examples=15, deadline=None, derandomize=True, print_blob=True, suppress_health_check=_QUIET
 )
 settings.load_profile(os.environ.get("MINIGRAD_HYPOTHESIS_PROFILE", "dev"))
 

@@ -206,3 +206,12 @@ def test_a_tensor_copies_the_array_it_is_made_from(device):
     array[:] = 0  # ...so changing the caller's array afterwards must not change the gradient
     y.sum().backward()
     assert w.grad.numpy().tolist() == [3.0]
+
+
+def test_one_no_grad_object_can_be_entered_twice_nested():
+    switch = mg.no_grad()
+    with switch:
+        with switch:
+            assert not mg.is_grad_enabled()
+        assert not mg.is_grad_enabled()
+    assert mg.is_grad_enabled()

@@ -1,0 +1,184 @@
+"""The `minigpt` command: `minigpt train` and `minigpt sample` (also `python -m minigpt`).
+
+    minigpt train                                  # the built-in Shakespeare corpus, nanoGPT's CPU settings
+    minigpt train --data input.txt --max-iters 500 --out-dir out-mine
+    minigpt train --resume --max-iters 4000        # continue the run in out/ to iteration 4000
+    minigpt sample --prompt "ROMEO:" --max-new-tokens 300
+
+Bad arguments or input get one line on stderr naming what is wrong, and exit status 2 (no traceback).
+A run stopped by Ctrl-C saves a checkpoint and exits with status 130.
+Read next: train.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import fields
+from typing import Any, NoReturn
+
+import minigrad as mg
+from minigpt.checkpoint import CheckpointError, load_model
+from minigpt.data import DataError
+from minigpt.tokenizer import UnknownCharacterError
+from minigpt.train import ConfigError, TrainConfig, config_for_resume, train
+
+DEFAULTS = TrainConfig()
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors on one line (argparse's own print the usage first)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    value = float(text)
+    if not value >= 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
+    return value
+
+
+def _fraction(text: str) -> float:
+    value = float(text)
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1), got {text}")
+    return value
+
+
+def _top_p(text: str) -> float:
+    value = float(text)
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {text}")
+    return value
+
+
+# So that argparse names the expected kind of value in its error ("invalid positive integer value: 'x'").
+_positive_int.__name__ = "positive integer"
+_non_negative_int.__name__ = "non-negative integer"
+_non_negative_float.__name__ = "non-negative number"
+_fraction.__name__ = "fraction"
+_top_p.__name__ = "probability"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="minigpt", description="Train a small GPT on a text, and sample from it.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{train,sample}",
+                                     parser_class=_Parser)
+
+    # Every train flag defaults to None, so that `--resume` can tell the flags a user typed (checked against
+    # the checkpoint) from those left out (taken from it). The help shows the real defaults.
+    train = commands.add_parser("train", help="train a GPT (the built-in Shakespeare corpus by default)",
+                                description="Train a character-level GPT; defaults are nanoGPT's CPU settings.")
+    d = DEFAULTS
+
+    def flag(group: Any, name: str, help: str, **kwargs: Any) -> None:
+        default = getattr(d, name.lstrip("-").replace("-", "_"))
+        group.add_argument(name, default=None, help=f"{help} (default: {default})", **kwargs)
+
+    group = train.add_argument_group("I/O")
+    group.add_argument("--data", metavar="PATH", default=None,
+                       help="a UTF-8 text file to train on (default: the built-in Shakespeare corpus)")
+    group.add_argument("--out-dir", metavar="DIR", default=None,
+                       help=f"where checkpoints, the metrics log and the loss curve go (default: {d.out_dir}/)")
+    group.add_argument("--resume", action="store_true",
+                       help="continue the run saved in --out-dir up to --max-iters; the other settings come from "
+                            "the checkpoint (only --max-iters, --eval-interval, --device and --data may be given)")
+    group.add_argument("--device", default=None, choices=["cpu", "cuda", "strict"], metavar="{cpu,cuda}",
+                       help=f"where to train: cpu (NumPy) or cuda (CuPy, an NVIDIA GPU) (default: {d.device})")
+    flag(group, "--eval-interval", "evaluate and checkpoint every N iterations", type=_positive_int, metavar="N")
+    group = train.add_argument_group("data and model")
+    flag(group, "--batch-size", "sequences per batch", type=_positive_int, metavar="B")
+    flag(group, "--block-size", "context length in characters", type=_positive_int, metavar="T")
+    flag(group, "--n-layer", "transformer blocks", type=_positive_int, metavar="N")
+    flag(group, "--n-head", "attention heads per block", type=_positive_int, metavar="N")
+    flag(group, "--n-embd", "embedding width", type=_positive_int, metavar="C")
+    flag(group, "--dropout", "dropout probability", type=_fraction, metavar="P")
+    flag(group, "--pos-encoding", "position encoding", choices=["learned", "sinusoidal", "rope", "none"])
+    flag(group, "--norm-position", "LayerNorm before (pre, GPT-2) or after (post) each sublayer",
+         choices=["pre", "post"])
+    group = train.add_argument_group("optimisation")
+    flag(group, "--max-iters", "train up to this iteration", type=_non_negative_int, metavar="N")
+    flag(group, "--lr", "peak learning rate (AdamW); it decays to lr/10", type=_non_negative_float, metavar="LR")
+    flag(group, "--warmup-iters", "iterations of linear warmup", type=_non_negative_int, metavar="N")
+    group.add_argument("--lr-decay-iters", type=_non_negative_int, metavar="N", default=None,
+                       help="the cosine decay reaches lr/10 here (default: --max-iters of the run's start)")
+    flag(group, "--grad-clip", "clip the global gradient norm to this, 0 for none", type=_non_negative_float,
+         metavar="NORM")
+    flag(group, "--weight-decay", "AdamW weight decay on the 2-D weights", type=_non_negative_float, metavar="WD")
+    flag(group, "--seed", "random seed (weights, batches, dropout)", type=int, metavar="S")
+
+    sample = commands.add_parser("sample", help="print text from a trained checkpoint",
+                                 description="Load the checkpoint in --out-dir and continue a prompt.")
+    sample.add_argument("--out-dir", metavar="DIR", default=DEFAULTS.out_dir,
+                        help=f"the checkpoint folder (default: {DEFAULTS.out_dir}/)")
+    sample.add_argument("--prompt", default="", help="text to continue (default: start a new line)")
+    sample.add_argument("--max-new-tokens", type=_non_negative_int, default=500, metavar="N",
+                        help="characters to generate (default: 500)")
+    sample.add_argument("--temperature", type=_non_negative_float, default=0.8, metavar="T",
+                        help="below 1 is safer, above 1 wilder, 0 is greedy (default: 0.8)")
+    sample.add_argument("--top-k", type=_positive_int, default=None, metavar="K",
+                        help="draw only from the K likeliest characters (default: all)")
+    sample.add_argument("--top-p", type=_top_p, default=None, metavar="P",
+                        help="draw only from the likeliest characters that make up probability P (default: 1)")
+    sample.add_argument("--seed", type=int, default=1337, help="random seed (default: 1337)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the `minigpt` command; returns the exit status (0 ok, 2 bad input, 130 stopped by Ctrl-C)."""
+    args = build_parser().parse_args(argv)
+    prog = f"minigpt {args.command}"
+    try:
+        if args.command == "train":
+            return _train(args)
+        return _sample(args)
+    except (ConfigError, DataError, CheckpointError, UnknownCharacterError) as error:
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # a second Ctrl-C: stop at once, without saving
+        print(f"\n{prog}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _train(args: argparse.Namespace) -> int:
+    names = {f.name for f in fields(TrainConfig)} - {"resume"}
+    given = {name: value for name, value in vars(args).items() if name in names and value is not None}
+    if args.resume:
+        config = config_for_resume(args.out_dir or DEFAULTS.out_dir, given)
+    else:
+        config = TrainConfig(**given)
+    result = train(config)
+    return 130 if result.interrupted else 0
+
+
+def _sample(args: argparse.Namespace) -> int:
+    model, tokenizer = load_model(args.out_dir)
+    # An empty prompt starts the text at a new line, as the training text's speeches do.
+    start = args.prompt if args.prompt else ("\n" if "\n" in tokenizer.stoi else tokenizer.chars[0])
+    try:
+        ids = tokenizer.encode(start)
+    except UnknownCharacterError as error:
+        raise UnknownCharacterError(f"--prompt: {error}") from None
+    mg.manual_seed(args.seed)
+    out = model.generate([ids], args.max_new_tokens, temperature=args.temperature, top_k=args.top_k,
+                         top_p=args.top_p)
+    text = tokenizer.decode(out[0])
+    print(text if args.prompt else text[len(start):])
+    return 0

@@ -4,11 +4,13 @@ Read next: test_ops_nn.py.
 """
 
 import numpy as np
-from helpers import check_op, op_settings
+import pytest
+from helpers import check_op, op_settings, torch
 from hypothesis import given
 from hypothesis import strategies as st
 
 import minigrad as mg
+import minigrad.functional as F
 from minigrad.testing import strategies as S
 
 
@@ -51,3 +53,27 @@ def test_batched_times_matrix_gives_the_weight_one_summed_gradient(device):
     w = mg.tensor(np.ones((2, 4)), requires_grad=True, device=device)
     (mg.tensor(x, device=device) @ w).sum().backward()
     np.testing.assert_array_equal(w.grad.numpy(), x.reshape(-1, 2).sum(axis=0)[:, None].repeat(4, axis=1))
+
+
+@st.composite
+def linear_operands(draw):
+    """x (..., in), weight (out, in) and, sometimes, bias (out,)."""
+    n_in, n_out = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    batch = draw(st.sampled_from([(), (2,), (2, 3)]))
+    arrays = [draw(S.floats((*batch, n_in))), draw(S.floats((n_out, n_in)))]
+    if draw(st.booleans()):
+        arrays.append(draw(S.floats((n_out,))))
+    return arrays
+
+
+@op_settings
+@given(operands=linear_operands())
+def test_linear(device, operands):
+    """F.linear(x, w, b) = x @ w.T + b, as torch.nn.functional.linear."""
+    reference = lambda x, w, b=None: x @ w.T if b is None else x @ w.T + b
+    check_op(F.linear, reference, operands, device, torch_fn=torch and torch.nn.functional.linear)
+
+
+def test_linear_names_the_shapes_that_do_not_fit(device):
+    with pytest.raises(ValueError, match=r"linear: input \(2, 3\) does not fit weight \(4, 5\)"):
+        F.linear(mg.zeros(2, 3, device=device), mg.zeros(4, 5, device=device))

@@ -47,3 +47,29 @@ class MatMul(Function):
         if b.ndim == 1 and gb is not None:
             gb = gb[..., :, 0]
         return ga, gb
+
+
+class Linear(Function):
+    """y = x @ w^T + b for x (..., in), w (out, in), b (out,), as `torch.nn.functional.linear`.
+
+    gx = gy @ w;  gw = gy^T @ x and gb = sum of gy, both over every row of every batch element.
+    One op instead of Transpose, MatMul and Add: fewer graph nodes, and gw comes out in w's own
+    (out, in) layout rather than as the transpose of a (in, out) product.
+    """
+
+    def forward(self, x, w, b=None):
+        if x.ndim == 0 or x.shape[-1] != w.shape[1]:
+            raise ShapeError(f"linear: input {x.shape} does not fit weight {w.shape} (out_features, in_features)")
+        self.x2d, self.w, self.has_bias = x.reshape(-1, x.shape[-1]), w, b is not None  # (N, in)
+        y = self.x2d @ w.T  # (N, out): one large product over all rows
+        if b is not None:
+            y += b
+        return y.reshape(*x.shape[:-1], w.shape[0])
+
+    def backward(self, gy):
+        gy2d = gy.reshape(-1, gy.shape[-1])  # (N, out)
+        gx = (gy2d @ self.w).reshape(*gy.shape[:-1], self.w.shape[1]) if self.needs_input_grad[0] else None
+        gw = gy2d.T @ self.x2d if self.needs_input_grad[1] else None  # (out, in)
+        if not self.has_bias:
+            return gx, gw
+        return gx, gw, gy2d.sum(axis=0)

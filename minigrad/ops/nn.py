@@ -8,6 +8,7 @@ Read next: minigrad/functional.py, which exposes these as F.softmax, F.cross_ent
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -16,11 +17,17 @@ from minigrad.backend import get_array_module
 from minigrad.tensor import Function, ShapeError
 
 
-def stable_softmax(x: Any, axis: int) -> Any:
-    """softmax(x) = exp(x - max(x)) / sum(exp(x - max(x))): the same value, and exp never overflows."""
+def stable_softmax(x: Any, axis: int, overwrite: bool = False) -> Any:
+    """softmax(x) = exp(x - max(x)) / sum(exp(x - max(x))): the same value, and exp never overflows.
+
+    The three passes run in place on one new array; with `overwrite`, on x itself (no array as large
+    as x is made: attention uses this for its (T, T) scores).
+    """
     xp = get_array_module(x)
-    e = xp.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
+    e = xp.subtract(x, x.max(axis=axis, keepdims=True), out=x if overwrite else None)
+    xp.exp(e, out=e)
+    e /= e.sum(axis=axis, keepdims=True)
+    return e
 
 
 def stable_log_softmax(x: Any, axis: int) -> Any:
@@ -115,24 +122,29 @@ class LayerNorm(Function):
 
     def forward(self, x, weight=None, bias=None):
         xp = get_array_module(x)
-        centered = x - x.mean(axis=-1, keepdims=True)
-        self.rstd = 1 / xp.sqrt((centered * centered).mean(axis=-1, keepdims=True) + self.eps)
-        self.xhat = centered * self.rstd
-        self.weight, self.has_bias = weight, bias is not None
-        y = self.xhat if weight is None else self.xhat * weight
-        return y if bias is None else y + bias
+        xhat = x - x.mean(axis=-1, keepdims=True)  # centred here, normalised in place below
+        self.rstd = 1 / xp.sqrt((xhat * xhat).mean(axis=-1, keepdims=True) + self.eps)
+        xhat *= self.rstd
+        self.xhat, self.weight, self.has_bias = xhat, weight, bias is not None
+        y = xhat * weight if weight is not None else xhat.copy()  # a copy: xhat is saved for backward
+        if bias is not None:
+            y += bias
+        return y
 
     def backward(self, gy):
         xhat, width = self.xhat, self.xhat.shape[-1]
-        gxhat = gy if self.weight is None else gy * self.weight
-        gx = self.rstd * (gxhat - gxhat.mean(axis=-1, keepdims=True)
-                          - xhat * (gxhat * xhat).mean(axis=-1, keepdims=True))
-        grads = [gx]
+        grads = []
         if self.weight is not None:
             grads.append((gy * xhat).reshape(-1, width).sum(axis=0))
         if self.has_bias:
             grads.append(gy.reshape(-1, width).sum(axis=0))
-        return tuple(grads)
+        gxhat = gy if self.weight is None else gy * self.weight
+        # gx = rstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat)), built in one new array:
+        gx = xhat * (gxhat * xhat).mean(axis=-1, keepdims=True)
+        gx += gxhat.mean(axis=-1, keepdims=True)
+        get_array_module(gy).subtract(gxhat, gx, out=gx)
+        gx *= self.rstd
+        return (gx, *grads)
 
 
 class Embedding(Function):
@@ -175,22 +187,34 @@ def causal_mask(xp: Any, t_query: int, t_key: int) -> Any:
     return xp.tri(t_query, t_key, k=t_key - t_query, dtype=bool)
 
 
+@functools.lru_cache(maxsize=32)
+def causal_bias(xp: Any, t_query: int, t_key: int, dtype: Any) -> Any:
+    """0 where query i may see key j, -inf where it may not: added to the scores, it masks them.
+
+    Cached per shape: the same few (T_q, T_k) come back every step.
+    """
+    return xp.where(causal_mask(xp, t_query, t_key), 0.0, -xp.inf).astype(dtype)
+
+
 def attention_scores(q: Any, k: Any, is_causal: bool, mask: Any, scale: float) -> Any:
     """Masked, scaled scores q k^T * scale, softmaxed over the keys: the attention probabilities."""
     xp = get_array_module(q)
-    scores = (q @ xp.swapaxes(k, -1, -2)) * scale  # (..., T_q, T_k)
+    scores = q @ xp.swapaxes(k, -1, -2)  # (..., T_q, T_k): a new array, so the steps below work in place
+    scores *= scale
     if is_causal:
-        scores = xp.where(causal_mask(xp, q.shape[-2], k.shape[-2]), scores, -xp.inf)
+        scores += causal_bias(xp, q.shape[-2], k.shape[-2], scores.dtype)
     if mask is not None:
         # An additive mask takes the scores' dtype, so a float64 mask never promotes float32 attention.
         scores = xp.where(mask, scores, -xp.inf) if mask.dtype == bool else scores + mask.astype(scores.dtype)
-    return stable_softmax(scores, axis=-1)
+    return stable_softmax(scores, axis=-1, overwrite=True)
 
 
 class ScaledDotProductAttention(Function):
-    """y = P v with P = softmax(q k^T / sqrt(d) + mask), masked entries -inf.
+    """y = P v with P = softmax(S), S = q k^T / sqrt(d) + mask, masked entries -inf.
 
-    gv = P^T gy;  gP = gy v^T;  gS = P * (gP - sum(gP * P)) / sqrt(d);  gq = gS k;  gk = gS^T q.
+    gv = P^T gy;  gP = gy v^T;  gS = P * (gP - rowsum(gP * P));  gq = gS k / sqrt(d);  gk = gS^T q / sqrt(d).
+    rowsum(gP * P)_i = sum_j (gy_i . v_j) P_ij = gy_i . y_i, so it is computed from gy and y, (T, d) arrays,
+    instead of from two (T, T) ones (the trick FlashAttention uses).
     """
 
     is_causal: bool
@@ -201,16 +225,20 @@ class ScaledDotProductAttention(Function):
         if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
             raise ShapeError(f"scaled_dot_product_attention: q {q.shape}, k {k.shape}, v {v.shape}")
         scale = self.scale if self.scale is not None else 1 / math.sqrt(q.shape[-1])
-        self.p = attention_scores(q, k, self.is_causal, self.mask, scale)
+        self.p = attention_scores(q, k, self.is_causal, self.mask, scale)  # (..., T_q, T_k)
         self.q, self.k, self.v, self.used_scale = q, k, v, scale
-        return self.p @ v
+        self.y = self.p @ v  # (..., T_q, d)
+        return self.y
 
     def backward(self, gy):
         xp = get_array_module(gy)
         p = self.p
         gv = xp.swapaxes(p, -1, -2) @ gy
-        gp = gy @ xp.swapaxes(self.v, -1, -2)
-        gs = p * (gp - (gp * p).sum(axis=-1, keepdims=True)) * self.used_scale
+        gs = gy @ xp.swapaxes(self.v, -1, -2)  # gP, a new array that becomes gS in place
+        gs -= (gy * self.y).sum(axis=-1, keepdims=True)
+        gs *= p
         gq = gs @ self.k
+        gq *= self.used_scale  # the scale is applied to the (T, d) products, not to the (T, T) gS
         gk = xp.swapaxes(gs, -1, -2) @ self.q
+        gk *= self.used_scale
         return gq, gk, gv

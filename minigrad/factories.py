@@ -1,4 +1,7 @@
-"""Making tensors: `tensor`, `zeros`, `ones`, `randn`, `arange` (each with dtype=, device=, requires_grad=)."""
+"""Making tensors: `tensor`, `zeros`, `ones`, `randn`, `arange` (each with dtype=, device=, requires_grad=).
+
+Read next: random.py, the seeded generator behind `randn` and weight initialisation.
+"""
 
 from __future__ import annotations
 
@@ -16,14 +19,17 @@ def tensor(data: Any, requires_grad: bool = False, dtype: Any = None, device: An
 
 
 def _shape(shape: tuple) -> tuple[int, ...]:
+    """Accept both zeros(2, 3) and zeros((2, 3)), as PyTorch does."""
     return tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
 
 
 def zeros(*shape: Any, dtype: Any = np.float32, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of `shape` filled with 0 (float32 unless `dtype`)."""
     return Tensor(np.zeros(_shape(shape), dtype=dtype), requires_grad=requires_grad, dtype=dtype, device=device)
 
 
 def ones(*shape: Any, dtype: Any = np.float32, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of `shape` filled with 1 (float32 unless `dtype`)."""
     return Tensor(np.ones(_shape(shape), dtype=dtype), requires_grad=requires_grad, dtype=dtype, device=device)
 
 
@@ -34,4 +40,5 @@ def randn(*shape: Any, dtype: Any = np.float32, device: Any = None, requires_gra
 
 
 def arange(n: int, dtype: Any = np.int64, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """The integers 0, 1, ..., n - 1 (int64 unless `dtype`)."""
     return Tensor(np.arange(n, dtype=dtype), requires_grad=requires_grad, dtype=dtype, device=device)

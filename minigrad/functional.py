@@ -1,6 +1,7 @@
 """`minigrad.functional` (imported as F): the neural-network functions, as in `torch.nn.functional`.
 
 Each is a thin, typed front for an op class in `minigrad/ops/`; the math and its derivative are there.
+Read next: factories.py (making tensors), then random.py.
 """
 
 from __future__ import annotations
@@ -10,15 +11,17 @@ from typing import Any
 
 from minigrad import random
 from minigrad.autograd import no_grad
-from minigrad.ops import elementwise, nn, shape
+from minigrad.ops import elementwise, linalg, nn, shape
 from minigrad.tensor import Tensor, _raw
 
 
 def softmax(x: Tensor, axis: int = -1) -> Tensor:
+    """exp(x) / sum(exp(x)) along `axis`: each slice becomes probabilities that sum to 1."""
     return nn.Softmax.apply(x, axis=axis)
 
 
 def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
+    """log(softmax(x)) along `axis`, computed as x - logsumexp(x) so that it never overflows."""
     return nn.LogSoftmax.apply(x, axis=axis)
 
 
@@ -28,7 +31,14 @@ def gelu(x: Tensor) -> Tensor:
 
 
 def relu(x: Tensor) -> Tensor:
+    """max(x, 0), elementwise."""
     return elementwise.ReLU.apply(x)
+
+
+def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """x @ weight.T + bias, with weight (out_features, in_features) as in `torch.nn.functional.linear`."""
+    inputs = (x, weight) if bias is None else (x, weight, bias)
+    return linalg.Linear.apply(*inputs)
 
 
 def cross_entropy(logits: Tensor, targets: Any, ignore_index: int | None = None) -> Tensor:

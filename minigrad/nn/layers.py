@@ -30,8 +30,7 @@ class Linear(Module):
         init.linear_default_(self.weight, self.bias)
 
     def forward(self, x: Tensor) -> Tensor:
-        y = x @ self.weight.T
-        return y if self.bias is None else y + self.bias
+        return F.linear(x, self.weight, self.bias)  # x @ weight.T + bias, as one op
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"

@@ -14,6 +14,7 @@ from minigrad.autograd import is_grad_enabled, no_grad
 from minigrad.factories import arange, ones, randn, tensor, zeros
 from minigrad.functional import concat, stack, where
 from minigrad.gradcheck import GradcheckError, gradcheck
+from minigrad.memory import keep_freed_host_memory
 from minigrad.random import manual_seed
 from minigrad.serialization import CheckpointError, load, load_metadata, save
 from minigrad.tensor import Function, ShapeError, Tensor
@@ -24,3 +25,6 @@ __all__ = [
     "no_grad", "ones", "optim", "randn", "save", "stack", "tensor", "viz", "where", "zeros",
 ]
 __version__ = "0.1.0"
+
+# Freed arrays stay in the heap for the next step instead of costing page faults (see memory.py).
+keep_freed_host_memory()

@@ -82,11 +82,13 @@ def sum_to(gx: Any, shape: tuple[int, ...]) -> Any:
     return gx
 
 
-def topological_order(root: Tensor) -> list[Tensor]:
+def topological_order(root: Tensor, constants: bool = False) -> list[Tensor]:
     """Every tensor that `root` depends on and that requires grad, each after its inputs.
 
-    An iterative depth-first search: a tensor is pushed once to be expanded (its inputs pushed) and
-    once more to be emitted, after all of its inputs have been emitted.
+    With `constants`, also the inputs that need no gradient (a drawing shows them too). An iterative
+    depth-first search: a tensor is pushed once to be expanded (its inputs pushed) and once more to
+    be emitted, after all of its inputs have been emitted. The order depends only on the graph's
+    structure (inputs are visited left to right), never on ids or sets.
     """
     order: list[Tensor] = []
     visited: set[int] = set()
@@ -102,7 +104,7 @@ def topological_order(root: Tensor) -> list[Tensor]:
         stack.append((tensor, True))
         if tensor._ctx is not None:
             for parent in reversed(tensor._ctx.parents):  # reversed: visit inputs left to right
-                if parent.requires_grad and id(parent) not in visited:
+                if (constants or parent.requires_grad) and id(parent) not in visited:
                     stack.append((parent, False))
     return order
 

@@ -14,11 +14,7 @@ Read next: tensor.py, which wraps these arrays in a `Tensor`.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import importlib
-import os
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
@@ -93,8 +89,8 @@ def canonical_device(device: Any) -> str:
     name = str(device)
     if name == "cuda:0":
         return "cuda"
-    kind = name.split(":")[0]
-    if kind not in ("cpu", "cuda", "strict") or (":" in name and kind != "cuda"):
+    kind, _, index = name.partition(":")
+    if kind not in ("cpu", "cuda", "strict") or (":" in name and (kind != "cuda" or not index.isdigit())):
         raise ValueError(f"unknown device {device!r}: use 'cpu', 'cuda', 'cuda:N' or 'strict'")
     return name
 
@@ -158,28 +154,3 @@ def cuda_is_available() -> bool:
     except Exception:  # CuPy raises its own CUDARuntimeError when there is no driver
         return False
 
-
-def keep_freed_host_memory() -> bool:
-    """Ask glibc's malloc to reuse freed memory rather than hand it back to the kernel at once.
-
-    A training step allocates and frees the same large temporaries (activations, gradients) every step.
-    By default glibc returns blocks over 128 KiB to the kernel when they are freed (munmap, or trimming
-    the heap), so the next step pays a page fault for every 4 KiB page it touches again: about 10,000
-    faults per step of a small GPT, a fifth of its time. Kept in the heap, they are reused with no fault,
-    and the peak memory is the same. Called once when minigrad is imported; only glibc (Linux) has
-    `mallopt`, so elsewhere, or with the environment variable MINIGRAD_MALLOC_TUNING=0, it does nothing.
-    Returns whether the setting was applied.
-    """
-    if os.environ.get("MINIGRAD_MALLOC_TUNING") == "0" or not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):  # not glibc (e.g. musl): leave the allocator alone
-        return False
-    m_trim_threshold, m_mmap_threshold = -1, -3  # from glibc's <malloc.h>
-    # Both together: setting either one alone switches off glibc's adaptive threshold, which is worse.
-    return bool(mallopt(m_mmap_threshold, 32 * 2**20) and mallopt(m_trim_threshold, 2**30))
-
-
-keep_freed_host_memory()

@@ -107,9 +107,9 @@ class Tensor:
     __array_priority__ = 1000  # so that `numpy_array + tensor` calls Tensor.__radd__
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None, device: Any = None) -> None:
-        given = data
         if isinstance(data, Tensor):
             data = data.data
+        given = data
         if device is None:
             device = backend.device_of(data) if _is_backend_array(data) else "cpu"
         device = backend.canonical_device(device)
@@ -277,60 +277,84 @@ class Tensor:
     # ----------------------------------------------------------------------------------------------
     # Operators (NumPy broadcasting; Python scalars on either side)
     def _lift(self, other: Any) -> Tensor:
-        """A scalar or array operand as a constant tensor on this tensor's device."""
+        """A scalar or array operand as a constant tensor on this tensor's device.
+
+        A Python number takes this tensor's dtype when it is a float (as NumPy 2 does); a Python float
+        next to an integer tensor becomes float32, the default float.
+        """
         if isinstance(other, Tensor):
             return other
-        if isinstance(other, (int, float, bool)):  # keep this tensor's dtype, as NumPy 2 does
+        float_dtype = self.dtype if self.dtype.kind == "f" else None
+        if isinstance(other, (int, float, bool)):
             xp = backend.get_array_module(self.data)
-            return Tensor._make(xp.asarray(other, dtype=self.dtype if self.dtype.kind == "f" else None), False)
-        return Tensor(other, device=self.device, dtype=self.dtype if self.dtype.kind == "f" else None)
+            dtype = float_dtype or (np.float32 if isinstance(other, float) else None)
+            return Tensor._make(xp.asarray(other, dtype=dtype), False)
+        return Tensor(other, device=self.device, dtype=float_dtype)
+
+    def _pair(self, other: Any) -> tuple[Tensor, Tensor]:
+        """(self, other) ready for a binary op: an integer or bool operand meeting a float one takes its
+        dtype, as in PyTorch (NumPy would turn int64 and float32 into float64)."""
+        other = self._lift(other)
+        if self.dtype.kind == "f" and other.dtype.kind != "f":
+            return self, Tensor._make(other.data.astype(self.dtype), False)
+        if other.dtype.kind == "f" and self.dtype.kind != "f":
+            return Tensor._make(self.data.astype(other.dtype), False), other
+        return self, other
 
     def __add__(self, other: Any) -> Tensor:
-        return ops.elementwise.Add.apply(self, self._lift(other))
+        return ops.elementwise.Add.apply(*self._pair(other))
 
     def __radd__(self, other: Any) -> Tensor:
-        return ops.elementwise.Add.apply(self._lift(other), self)
+        x, y = self._pair(other)
+        return ops.elementwise.Add.apply(y, x)
 
     def __sub__(self, other: Any) -> Tensor:
-        return ops.elementwise.Sub.apply(self, self._lift(other))
+        return ops.elementwise.Sub.apply(*self._pair(other))
 
     def __rsub__(self, other: Any) -> Tensor:
-        return ops.elementwise.Sub.apply(self._lift(other), self)
+        x, y = self._pair(other)
+        return ops.elementwise.Sub.apply(y, x)
 
     def __mul__(self, other: Any) -> Tensor:
-        return ops.elementwise.Mul.apply(self, self._lift(other))
+        return ops.elementwise.Mul.apply(*self._pair(other))
 
     def __rmul__(self, other: Any) -> Tensor:
-        return ops.elementwise.Mul.apply(self._lift(other), self)
+        x, y = self._pair(other)
+        return ops.elementwise.Mul.apply(y, x)
 
     def __truediv__(self, other: Any) -> Tensor:
-        return ops.elementwise.Div.apply(self, self._lift(other))
+        return ops.elementwise.Div.apply(*_float_division(*self._pair(other)))
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        return ops.elementwise.Div.apply(self._lift(other), self)
+        x, y = self._pair(other)
+        return ops.elementwise.Div.apply(*_float_division(y, x))
 
     def __pow__(self, exponent: Any) -> Tensor:
         if isinstance(exponent, (int, float)):
             return ops.elementwise.PowScalar.apply(self, exponent=exponent)
-        return ops.elementwise.Pow.apply(self, self._lift(exponent))
+        return ops.elementwise.Pow.apply(*self._pair(exponent))
 
     def __rpow__(self, base: Any) -> Tensor:
-        return ops.elementwise.Pow.apply(self._lift(base), self)
+        x, y = self._pair(base)
+        return ops.elementwise.Pow.apply(y, x)
 
     def __matmul__(self, other: Any) -> Tensor:
-        return ops.linalg.MatMul.apply(self, self._lift(other))
+        return ops.linalg.MatMul.apply(*self._pair(other))
 
     def __rmatmul__(self, other: Any) -> Tensor:
-        return ops.linalg.MatMul.apply(self._lift(other), self)
+        x, y = self._pair(other)
+        return ops.linalg.MatMul.apply(y, x)
 
     def __neg__(self) -> Tensor:
         return ops.elementwise.Neg.apply(self)
 
     # Comparisons: not differentiable, they return boolean tensors.
     def _compare(self, other: Any, name: str) -> Tensor:
-        other = other.data if isinstance(other, Tensor) else self._lift(other).data
+        other = self._lift(other)
+        if type(other.data) is not type(self.data):
+            raise RuntimeError(f"{name}: inputs are on different devices ({self.device}, {other.device})")
         xp = backend.get_array_module(self.data)
-        return Tensor._make(getattr(xp, name)(self.data, other), False)
+        return Tensor._make(getattr(xp, name)(self.data, other.data), False)
 
     def __lt__(self, other: Any) -> Tensor:
         return self._compare(other, "less")
@@ -438,6 +462,13 @@ def _is_backend_array(data: Any) -> bool:
     except TypeError:
         return False
     return not isinstance(data, np.generic)
+
+
+def _float_division(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    """Integer / integer is a float division: both become float32 (NumPy would give float64)."""
+    if a.dtype.kind == "f":
+        return a, b
+    return Tensor._make(a.data.astype(np.float32), False), Tensor._make(b.data.astype(np.float32), False)
 
 
 def _axes(axis: Any, ndim: int) -> tuple[int, ...] | None:

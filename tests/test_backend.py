@@ -6,15 +6,16 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad import backend
+from minigrad import backend, memory
 
 
 def test_device_names_are_canonical():
     assert backend.canonical_device(None) == "cpu"
     assert backend.canonical_device("cuda:0") == "cuda"
     assert backend.canonical_device("cuda:1") == "cuda:1"
-    with pytest.raises(ValueError, match="unknown device 'tpu'"):
-        backend.canonical_device("tpu")
+    for bad in ("tpu", "cuda:x", "cpu:1"):
+        with pytest.raises(ValueError, match=f"unknown device '{bad}'"):
+            backend.canonical_device(bad)
 
 
 def test_copies_to_the_stand_in_device_and_back_are_explicit():
@@ -28,9 +29,9 @@ def test_copies_to_the_stand_in_device_and_back_are_explicit():
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mallopt is glibc's")
 def test_freed_host_memory_is_kept_for_reuse(monkeypatch):
-    assert backend.keep_freed_host_memory()
+    assert memory.keep_freed_host_memory()
     monkeypatch.setenv("MINIGRAD_MALLOC_TUNING", "0")
-    assert not backend.keep_freed_host_memory()
+    assert not memory.keep_freed_host_memory()
 
 
 def test_cuda_without_a_gpu_says_what_to_install():

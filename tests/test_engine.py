@@ -215,3 +215,25 @@ def test_one_no_grad_object_can_be_entered_twice_nested():
             assert not mg.is_grad_enabled()
         assert not mg.is_grad_enabled()
     assert mg.is_grad_enabled()
+
+
+def test_integer_tensors_meeting_floats_become_float32_not_float64():
+    """As in PyTorch: positions from `arange` must not turn a float32 model into float64."""
+    assert (mg.arange(4) / 4).dtype == np.float32
+    assert (mg.tensor([1, 2]) * 0.5).dtype == np.float32
+    assert (mg.arange(4) + mg.ones(4)).dtype == np.float32
+    assert (mg.arange(4) / mg.tensor([1, 2, 3, 4])).dtype == np.float32
+    assert (mg.arange(4) + 1).dtype == np.int64
+    assert (mg.ones(2, dtype=np.float64) * mg.arange(2)).dtype == np.float64
+
+
+def test_a_tensor_made_from_a_tensor_is_a_copy():
+    original = mg.tensor([1.0, 2.0])
+    copy = mg.tensor(original)
+    copy.data[0] = 5.0
+    assert original.numpy().tolist() == [1.0, 2.0]
+
+
+def test_comparisons_across_devices_name_them():
+    with pytest.raises(RuntimeError, match=r"less: inputs are on different devices \(cpu, strict\)"):
+        mg.tensor([1.0]) < mg.tensor([1.0], device="strict")

@@ -28,26 +28,10 @@ SMALL = 8
 def walk(root: Tensor) -> list[Tensor]:
     """Every tensor `root` was computed from, root last, each after its inputs (inputs left to right).
 
-    Unlike `autograd.topological_order`, constants that need no gradient are included, because a
-    drawing shows them. The order depends only on the graph's structure, never on ids or sets.
+    Unlike the backward pass, constants that need no gradient are included, because a drawing shows
+    them. The order depends only on the graph's structure, never on ids or sets.
     """
-    order: list[Tensor] = []
-    visited: set[int] = set()
-    stack: list[tuple[Tensor, bool]] = [(root, False)]
-    while stack:
-        tensor, inputs_done = stack.pop()
-        if inputs_done:
-            order.append(tensor)
-            continue
-        if id(tensor) in visited:
-            continue
-        visited.add(id(tensor))
-        stack.append((tensor, True))
-        if tensor._ctx is not None:
-            for parent in reversed(tensor._ctx.parents):
-                if id(parent) not in visited:
-                    stack.append((parent, False))
-    return order
+    return autograd.topological_order(root, constants=True)
 
 
 def scope_of(ctx: Function) -> tuple[str, ...]:

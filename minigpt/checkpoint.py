@@ -15,7 +15,8 @@ file is first written in full under a temporary name (and flushed to disk); only
 removed, the files renamed into place (fast: renames only) and the new manifest written. A folder without
 a manifest, or whose files do not match their recorded hashes, is an interrupted or damaged checkpoint, and
 `load_checkpoint` refuses it with a message that says so, instead of resuming from a mix of two iterations.
-Read next: train.py, which calls `save_checkpoint` after each evaluation and on Ctrl-C.
+train.py calls `save_checkpoint` after each evaluation and on Ctrl-C.
+Read next: cli.py, the command that trains and samples.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from minigpt.model import GPT
 from minigpt.tokenizer import CharTokenizer
 from minigrad import optim
 from minigrad.serialization import CheckpointError as SafetensorsError
-from minigrad.serialization import load_metadata
+from minigrad.serialization import fsync_directory, load_metadata
 
 MODEL, OPTIMIZER, TOKENIZER = "model.safetensors", "optimizer.safetensors", "tokenizer.json"
 CONFIG, STATE, METRICS, MANIFEST = "config.json", "state.json", "metrics.jsonl", "manifest.json"
@@ -95,16 +96,7 @@ def save_checkpoint(out_dir: str | Path, model: GPT, optimizer: optim.Optimizer,
     partial = out_dir / f".{MANIFEST}.partial"
     _write_text(partial, json.dumps(manifest, indent=2))
     os.replace(partial, out_dir / MANIFEST)
-    _fsync_directory(out_dir)  # make the renames themselves durable
-
-
-def _fsync_directory(directory: Path) -> None:
-    if os.name == "posix":  # Windows cannot open a directory, and needs no such step
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    fsync_directory(out_dir)  # make the renames themselves durable
 
 
 def load_checkpoint(out_dir: str | Path, with_optimizer: bool = True) -> Checkpoint:

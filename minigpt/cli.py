@@ -7,7 +7,7 @@
 
 Bad arguments or input get one line on stderr naming what is wrong, and exit status 2 (no traceback).
 A run stopped by Ctrl-C saves a checkpoint and exits with status 130.
-Read next: train.py.
+Read next: interop.py, which moves the weights to and from nanoGPT / PyTorch.
 """
 
 from __future__ import annotations

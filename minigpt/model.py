@@ -6,7 +6,7 @@ and `GPT`. Parameter names are GPT-2's (`transformer.h.0.attn.c_attn.weight`, ..
 and from nanoGPT / PyTorch unchanged (see interop.py).
 
 Shapes: B batch, T time (tokens), C channels (n_embd), nh heads, hs head size (C // nh), V vocab.
-Read next: generate.py (sampling with the KV cache), then tokenizer.py.
+Read next: sampling.py (how `generate` picks each token), then tokenizer.py.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 All of it runs on the host in float64 on one row of logits per sequence, (B, V): it is tiny next to the
 model, and drawing from minigrad's seeded host generator makes generation repeatable with `mg.manual_seed`
 and identical with and without the KV cache (both paths make the same draws in the same order).
-Read next: model.py's `GPT.generate`, which calls `next_token` once per step.
+model.py's `GPT.generate` calls `next_token` once per step.
+Read next: tokenizer.py.
 """
 
 from __future__ import annotations

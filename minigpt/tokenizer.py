@@ -3,7 +3,7 @@
 The vocabulary is the sorted set of characters of a text, so ids are stable for a given corpus.
 GPT-2 uses byte-pair encoding instead (fewer, longer tokens); a character vocabulary keeps the
 example small and every id human-readable. Saved as JSON (never pickled).
-Read next: model.py.
+Read next: corpus.py (the built-in text), then data.py.
 """
 
 from __future__ import annotations

@@ -156,7 +156,7 @@ def train(cfg: TrainConfig) -> TrainResult:
 
     if importlib.util.find_spec("matplotlib") is None:
         tqdm.write("note: no loss curve (matplotlib is not installed: pip install matplotlib)")
-    n_params = sum(p.numel() for p in model.parameters())
+    n_params = model.num_parameters()
     tqdm.write(f"training on {data.name}: {len(data.train):,} train / {len(data.val):,} val characters, "
                f"vocabulary {data.tokenizer.vocab_size}; {n_params / 1e6:.2f}M parameters on {device}; "
                f"iterations {start_iter} -> {cfg.max_iters}")
@@ -249,29 +249,13 @@ def estimate_loss(model: GPT, data: Dataset, cfg: TrainConfig, device: str) -> d
 
 
 def plot_losses(metrics: list[dict[str, Any]], path: Path) -> None:
-    """Draw the training loss and the evaluated train/val losses to `path` (a PNG), if matplotlib is there."""
-    if importlib.util.find_spec("matplotlib") is None:
-        return  # train() has said so once
-    # A bare Figure draws to a file through the Agg renderer, with no window and no change to pyplot's
-    # global backend (which would surprise a notebook that imported this). Imported here: only the plot needs it.
-    from matplotlib.figure import Figure
+    """Draw the batch loss, the evaluated train/val losses and the learning rate to `path` (a PNG).
 
-    steps = [m for m in metrics if "loss" in m]
-    evals = [m for m in metrics if "val_loss" in m]
-    fig = Figure(figsize=(6, 3.6), dpi=100)
-    ax = fig.subplots()
-    if steps:
-        ax.plot([m["iter"] for m in steps], [m["loss"] for m in steps], color="0.75", lw=1, label="batch loss")
-    if evals:
-        ax.plot([m["iter"] for m in evals], [m["train_loss"] for m in evals], "o-", label="train loss")
-        ax.plot([m["iter"] for m in evals], [m["val_loss"] for m in evals], "o-", label="val loss")
-    ax.set_xlabel("iteration")
-    ax.set_ylabel("cross-entropy (nats)")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
+    Does nothing without matplotlib (train() has said so once).
+    """
+    if importlib.util.find_spec("matplotlib") is None:
+        return
+    mg.viz.plot_loss_curves(metrics, path=path, title=None)
 
 
 def _check_device(device: str) -> str:
@@ -356,5 +340,4 @@ class _StopOnCtrlC:
 
 def read_metrics(out_dir: str | Path) -> list[dict[str, Any]]:
     """The metrics log of the run in `out_dir` (for notebooks and benchmarks)."""
-    path = Path(out_dir) / checkpoint.METRICS
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return mg.viz.plots.read_metrics(Path(out_dir) / checkpoint.METRICS)

@@ -3,6 +3,7 @@
 For a random upstream gradient v (so every output element matters, with different weights), the
 analytic gradient of L = sum(v * fn(inputs)) comes from backward; the numeric one perturbs one input
 element at a time: dL/dx_j ~ (L(x_j + eps) - L(x_j - eps)) / (2 eps), accurate to O(eps**2).
+Read next: viz/graph.py, then dot.py, which draw the graphs whose gradients this checks.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ on the device itself (a per-device generator seeded from the same seed), so no m
 `get_rng_state` / `set_rng_state` save and restore the host generator (JSON-serialisable), which is
 every draw on the CPU. A device's own generator restarts from the seed after `set_rng_state`, so on a
 GPU, dropout masks after a resume differ from those of an uninterrupted run.
-Read next: nn/init.py, which draws the initial weights.
+Read next: nn/module.py (Module and Parameter); nn/init.py draws the initial weights from here.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ byte range, plus optional string metadata) and the raw bytes. Loading it runs no
 Saving is atomic: the bytes go to a temporary file in the same directory, are flushed to disk
 (fsync), and only then renamed over the real name (`os.replace`, atomic on POSIX and Windows). A
 crash mid-write leaves the old file intact and never a half-written one under the real name.
-Read next: optim/checkpoint.py, which stores an optimizer's state this way.
+optim/checkpoint.py stores an optimizer's state this way.
+Read next: anomaly.py and gradcheck.py, the debugging tools.
 """
 
 from __future__ import annotations
@@ -73,11 +74,11 @@ def _write_atomically(path: str, payload: bytes) -> None:
         if os.path.exists(temp_path):
             os.remove(temp_path)
         raise
-    _fsync_directory(directory)
+    fsync_directory(directory)
 
 
-def _fsync_directory(directory: str) -> None:
-    """Make the rename itself durable (POSIX); Windows cannot open a directory, and needs no such step."""
+def fsync_directory(directory: str | os.PathLike) -> None:
+    """Make renames into `directory` durable (POSIX); Windows cannot open a directory, and needs no such step."""
     if os.name != "posix":
         return
     fd = os.open(directory, os.O_RDONLY)

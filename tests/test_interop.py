@@ -2,16 +2,11 @@
 
 import numpy as np
 import pytest
+from gpt_helpers import tiny
 
 import minigrad as mg
-from minigpt import GPT, GPTConfig
+from minigpt import GPT
 from minigpt.interop import from_nanogpt, to_nanogpt
-
-
-def tiny(**overrides) -> GPTConfig:
-    values = dict(vocab_size=11, block_size=8, n_layer=2, n_head=2, n_embd=16)
-    values.update(overrides)
-    return GPTConfig(**values)
 
 
 def nanogpt_names(n_layer: int, bias: bool = True) -> set[str]:

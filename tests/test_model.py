@@ -7,23 +7,11 @@ import math
 
 import numpy as np
 import pytest
+from gpt_helpers import POS_ENCODINGS, random_ids, tiny
 
 import minigrad as mg
 from minigpt import GPT, GPTConfig
 from minigpt.model import Rotary, sinusoidal_table
-
-POS_ENCODINGS = ["learned", "sinusoidal", "rope", "none"]
-
-
-def tiny(**overrides) -> GPTConfig:
-    values = dict(vocab_size=11, block_size=8, n_layer=2, n_head=2, n_embd=16)
-    values.update(overrides)
-    return GPTConfig(**values)
-
-
-def random_ids(shape, vocab=11, seed=0):
-    return np.random.default_rng(seed).integers(0, vocab, shape)
-
 
 # ----------------------------------------------------------------------------------------------------
 # The config

@@ -9,6 +9,7 @@ import pytest
 pytest.importorskip("matplotlib")
 
 import minigrad as mg  # noqa: E402
+from minigpt.model import sinusoidal_table  # noqa: E402
 from minigrad import nn  # noqa: E402
 from minigrad.viz import plots  # noqa: E402
 
@@ -94,7 +95,7 @@ def test_loss_curves_from_a_lenient_metrics_log(tmp_path):
 
 
 def test_positional_encoding(tmp_path):
-    table = plots.sinusoidal_table(32, 16)
+    table = sinusoidal_table(32, 16)
     assert table.shape == (32, 16) and np.allclose(table[0, 1::2], 1.0)
     plots.plot_positional_encoding(table, path=tmp_path / "pe.png")
     assert is_png(tmp_path / "pe.png")

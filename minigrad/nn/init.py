@@ -2,6 +2,7 @@
 
 Random values are drawn on the host from minigrad's seeded generator (random.py) and then copied to
 the tensor's device, so `mg.manual_seed(s)` gives the same weights on the CPU and on a GPU.
+Read next: utils.py (gradient clipping), then ../optim/optimizer.py.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Gradient utilities: `clip_grad_norm_`, which keeps one bad batch from blowing up training."""
+"""Gradient utilities: `clip_grad_norm_`, which keeps one bad batch from blowing up training.
+
+Read next: ../optim/optimizer.py, which applies the (clipped) gradients.
+"""
 
 from __future__ import annotations
 

@@ -9,6 +9,7 @@ A schedule is just arithmetic, so the training loop stays explicit about what it
 
 Because the rate depends only on `it` (never on how many times a run was stopped and resumed), a
 resumed run follows exactly the same schedule as an uninterrupted one.
+Read next: checkpoint.py, which saves an optimizer's state.
 """
 
 from __future__ import annotations

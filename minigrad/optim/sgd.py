@@ -1,4 +1,7 @@
-"""Stochastic gradient descent, with optional momentum and L2 weight decay (PyTorch's `torch.optim.SGD`)."""
+"""Stochastic gradient descent, with optional momentum and L2 weight decay (PyTorch's `torch.optim.SGD`).
+
+Read next: adam.py.
+"""
 
 from __future__ import annotations
 

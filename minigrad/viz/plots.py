@@ -316,16 +316,6 @@ def plot_loss_curves(
 
 # --------------------------------------------------------------------------------------------------
 # Positional encodings
-def sinusoidal_table(n_positions: int, dim: int) -> np.ndarray:
-    """pe[pos, 2i] = sin(pos / 10000^(2i/dim)), pe[pos, 2i+1] = cos(pos / 10000^(2i/dim)) (the original Transformer)."""
-    position = np.arange(n_positions, dtype=np.float64)[:, None]
-    frequency = np.exp(-math.log(10000.0) * np.arange(0, dim, 2) / dim)
-    table = np.zeros((n_positions, dim))
-    table[:, 0::2] = np.sin(position * frequency)
-    table[:, 1::2] = np.cos(position * frequency)[:, : dim // 2]
-    return table
-
-
 def plot_positional_encoding(
     table: Any,
     *,

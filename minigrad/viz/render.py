@@ -48,6 +48,8 @@ def _render(body: list[str], path: Path | None, format: str, say: bool = True) -
         graphviz = None
     digraph = graphviz.Digraph("minigrad", body=body) if graphviz is not None else None
     if path is None:
+        if digraph is None and say:  # nothing to render and nothing to return: say why
+            print(f"minigrad.viz: the graphviz Python package is missing; {INSTALL}", file=sys.stderr)
         return digraph, None
     path.parent.mkdir(parents=True, exist_ok=True)
     if format == "dot":

@@ -174,7 +174,8 @@ def train(cfg: TrainConfig) -> TrainResult:
             if (iter_num % cfg.eval_interval == 0 or at_end) and not (resumed is not None and iter_num == start_iter):
                 losses = estimate_loss(model, data, cfg, device)
                 best_val_loss = min(best_val_loss, losses["val"])
-                lr = optim.cosine_with_warmup(iter_num, cfg.lr, cfg.warmup_iters, lr_decay_iters, min_lr)
+                # Every record's lr is the one the last step used, as in the per-step records below.
+                lr = optim.cosine_with_warmup(max(iter_num - 1, 0), cfg.lr, cfg.warmup_iters, lr_decay_iters, min_lr)
                 metrics.append({"iter": iter_num, "train_loss": losses["train"], "val_loss": losses["val"],
                                 "lr": lr, "elapsed_s": round(time.perf_counter() - t_start, 2)})
                 tqdm.write(f"iter {iter_num}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")

@@ -1,0 +1,459 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 04 位置编码：给每个词一个座位号
+#
+# 上一讲的自注意力有一个奇怪的盲点：它只比较向量，从不过问向量排在第几个。这一讲先用实验把这个盲点抓出来，
+# 再看三种补法——可学习的位置表（GPT-2）、正弦余弦编码（原始 Transformer）、旋转位置编码 RoPE——
+# 各自补得怎么样，尤其是遇到比训练时更长的句子时。
+#
+# 1. 不加位置信息，“狗咬人”和“人咬狗”经过自注意力得到的是**同一组向量，只是换了顺序**。
+# 2. 加上位置信号，两句话就分开了。
+# 3. 把正弦余弦编码画出来，并验证：两个位置离得越近，编码越像。
+# 4. 在一个离不开顺序的小任务上训练四个小 GPT（learned / sinusoidal / rope / 不加位置），
+#    再把它们拿到**比训练时更长**的序列上考一考。
+#
+# 运行：`python tutorials/04_positional_encoding.py`（完整实验，CPU 上一分钟左右）；
+# `TUTORIAL_QUICK=1 python tutorials/04_positional_encoding.py`（小模型、少步数，二三十秒）。图片写到 `figures/`。
+
+# %%
+import os
+
+# These models are small: one BLAS thread is as fast as several, and makes every run repeat bit for bit.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import time
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+
+import minigrad as mg
+import minigrad.functional as F
+from minigpt import GPT, GPTConfig
+from minigpt.model import Rotary, sinusoidal_table
+from minigrad import nn, optim
+
+QUICK = os.environ.get("TUTORIAL_QUICK") == "1"
+FIGURES = Path("figures")
+FIGURES.mkdir(exist_ok=True)
+T_START = time.time()
+
+
+# Chinese labels need a CJK font (`apt-get install fonts-noto-cjk`); without one, figures fall back to English.
+CJK_FONT = mg.viz.plots.find_cjk_font()
+if CJK_FONT is not None:
+    plt.rcParams["font.sans-serif"] = [CJK_FONT, "DejaVu Sans"]
+    plt.rcParams["axes.unicode_minus"] = False
+CJK = CJK_FONT is not None
+
+
+def label(zh: str, en: str) -> str:
+    """Chinese text when a CJK font is installed, English otherwise (never tofu boxes)."""
+    return zh if CJK else en
+
+
+print("quick mode" if QUICK else "full mode", "| CJK font:", CJK)
+
+# %% [markdown]
+# ## 1. 没有座位号的注意力分不清“狗咬人”和“人咬狗”
+#
+# 我们手写一层最朴素的自注意力：每个字查一张词向量表，经过 $W_q, W_k, W_v$ 得到 Q、K、V，再做
+# $\mathrm{softmax}(QK^\top/\sqrt{d})\,V$。这里不加因果遮罩——和第三讲一样，每个字都能看到整句话。
+
+# %%
+VOCAB = ["狗", "咬", "人"]
+D = 16
+
+mg.manual_seed(0)
+embedding = nn.Embedding(len(VOCAB), D)                      # one vector per character, nothing about position
+W_q, W_k, W_v = nn.Linear(D, D), nn.Linear(D, D), nn.Linear(D, D)
+
+
+def self_attention(x: mg.Tensor) -> mg.Tensor:
+    """One head of self-attention over x (T, D), every token seeing every token (no causal mask)."""
+    return F.scaled_dot_product_attention(W_q(x), W_k(x), W_v(x))   # (T, D)
+
+
+def encode(sentence: str) -> list[int]:
+    return [VOCAB.index(ch) for ch in sentence]
+
+
+with mg.no_grad():
+    out_a = self_attention(embedding(encode("狗咬人"))).numpy()    # (3, D)
+    out_b = self_attention(embedding(encode("人咬狗"))).numpy()
+
+for i, ch in enumerate("狗咬人"):
+    j = "人咬狗".index(ch)
+    print(f"'{ch}'  in 狗咬人: {np.round(out_a[i, :4], 3)}   in 人咬狗: {np.round(out_b[j, :4], 3)}")
+
+# 人咬狗 is 狗咬人 read in the order (2, 1, 0); its outputs are 狗咬人's outputs in that same order.
+perm = [2, 1, 0]
+assert np.allclose(out_b, out_a[perm], atol=1e-6), "without positions, attention only permutes its outputs"
+assert np.allclose(out_a.mean(axis=0), out_b.mean(axis=0), atol=1e-6)
+
+# %% [markdown]
+# “狗”在两句话里的输出向量一模一样，“人”也一样：第二句的输出只是第一句的输出换了个顺序。
+# 如果之后再把整句的向量汇总（比如取平均），两句话就彻底无法区分了——可它们的意思正好相反。
+#
+# 原因在公式里：打乱输入的顺序，相当于把分数矩阵 $QK^\top$ 的行和列按同一种方式重排；softmax 逐行计算，
+# 不在乎一行里各列的先后；再乘上同样重排过的 $V$，列的重排恰好抵消，只剩下行的重排——输出按同样的方式换了顺序。
+# 任何打乱都是如此，不只是这三个字：
+
+# %%
+rng = np.random.default_rng(0)
+ids = rng.integers(0, len(VOCAB), size=8)
+shuffle = rng.permutation(8)
+with mg.no_grad():
+    out = self_attention(embedding(ids)).numpy()
+    out_shuffled = self_attention(embedding(ids[shuffle])).numpy()
+assert np.allclose(out_shuffled, out[shuffle], atol=1e-6)
+print("shuffling 8 tokens only shuffles the 8 outputs: True")
+
+# %% [markdown]
+# ## 2. 加上位置信号，两句话就分开了
+#
+# 补法是给每个座位一个固定的向量，把它**加**到坐在那里的字的向量上：“第 0 号座位的狗”和“第 2 号座位的狗”
+# 从此是两个不同的向量。先用原始 Transformer 的正弦余弦编码（`minigpt.model.sinusoidal_table`）试试。
+
+# %%
+pe = mg.tensor(sinusoidal_table(8, D))                      # (8, D): row p is the signal of seat p
+
+with mg.no_grad():
+    pos_a = self_attention(embedding(encode("狗咬人")) + pe[:3]).numpy()
+    pos_b = self_attention(embedding(encode("人咬狗")) + pe[:3]).numpy()
+
+gap = np.abs(pos_b - pos_a[perm]).max() / np.abs(pos_a).max()
+print(f"with positions, 人咬狗's outputs vs 狗咬人's permuted: largest difference {gap:.0%} of the output scale")
+for i, ch in enumerate("狗咬人"):
+    j = "人咬狗".index(ch)
+    print(f"'{ch}'  in 狗咬人: {np.round(pos_a[i, :4], 3)}   in 人咬狗: {np.round(pos_b[j, :4], 3)}")
+assert gap > 0.1, "with a position signal the two sentences must no longer be permutations of each other"
+assert not np.allclose(pos_a.mean(axis=0), pos_b.mean(axis=0), atol=1e-2)
+
+# %% [markdown]
+# 现在“狗”在句首和句尾得到的向量不同了，整句的平均向量也不同了。位置信号和字的向量是直接相加的：
+# 相加之后的向量表示“某个位置上的某个字”，后面的注意力层会同时用到这两种成分。
+#
+# ## 3. 正弦余弦编码长什么样
+#
+# 第 $p$ 个位置的编码，第 $2i$ 维是 $\sin(p/10000^{2i/d})$，第 $2i+1$ 维是同一频率的 $\cos$。
+# 可以把每一对维度想成一只以自己速度转动的钟：前几维转得飞快，后面的维度慢得几乎不动。
+# 每个位置读到的是所有钟指针的一组读数，彼此都不相同；而且它是一个公式，**任何位置都算得出来**。
+
+# %%
+P_DRAW, D_DRAW = 64, 128
+table = sinusoidal_table(P_DRAW, D_DRAW)
+
+fig, ax = plt.subplots(figsize=(9, 4.2))
+image = ax.imshow(table, cmap="RdBu", aspect="auto", vmin=-1, vmax=1, interpolation="nearest")
+ax.set_xlabel(label("编码的维度（左边转得快，右边转得慢）", "dimension (fast clocks left, slow right)"))
+ax.set_ylabel(label("位置", "position"))
+ax.set_title(label(f"正弦余弦位置编码：{P_DRAW} 个位置 × {D_DRAW} 维", f"sinusoidal encoding: {P_DRAW} x {D_DRAW}"))
+fig.colorbar(image, ax=ax, fraction=0.03)
+fig.tight_layout()
+fig.savefig(FIGURES / "04_sinusoidal_table.png", dpi=120)
+plt.close(fig)
+
+# %% [markdown]
+# ![](figures/04_sinusoidal_table.png)
+#
+# 两个位置的编码有多像？取位置 $p$ 和 $p+k$ 的编码算余弦相似度。对正弦余弦编码，点积只和距离 $k$ 有关：
+# $\mathrm{PE}(p)\cdot\mathrm{PE}(p+k) = \sum_i \cos(\omega_i k)$，和从哪里开始量无关。
+
+# %%
+P_SIM = 256
+big_table = sinusoidal_table(P_SIM + 64, D_DRAW)
+start = 64                                       # any start gives the same curve: only the distance matters
+distances = np.arange(P_SIM)
+cosine = big_table[start:start + P_SIM] @ big_table[start] / (
+    np.linalg.norm(big_table[start:start + P_SIM], axis=1) * np.linalg.norm(big_table[start]))
+cosine_elsewhere = big_table[3:3 + P_SIM] @ big_table[3] / (
+    np.linalg.norm(big_table[3:3 + P_SIM], axis=1) * np.linalg.norm(big_table[3]))
+
+fig, ax = plt.subplots(figsize=(8, 3.8))
+ax.plot(distances, cosine, label=label(f"从位置 {start} 量起", f"measured from position {start}"))
+ax.plot(distances, cosine_elsewhere, "--", label=label("从位置 3 量起", "measured from position 3"))
+ax.set_xlabel(label("两个位置之间的距离 k", "distance k between the two positions"))
+ax.set_ylabel(label("编码的余弦相似度", "cosine similarity"))
+ax.set_title(label("离得越近，位置编码越像", "the closer two positions, the more alike their encodings"))
+ax.grid(True, alpha=0.3)
+ax.legend()
+fig.tight_layout()
+fig.savefig(FIGURES / "04_position_similarity.png", dpi=120)
+plt.close(fig)
+
+print("cosine similarity at distance 0..10:", np.round(cosine[:11], 3))
+near, middle, far = cosine[1:5].mean(), cosine[8:17].mean(), cosine[32:129].mean()
+print(f"mean similarity: distance 1-4 {near:.3f} > 8-16 {middle:.3f} > 32-128 {far:.3f}")
+assert np.all(np.diff(cosine[:11]) < 0), "over a short range, similarity falls with every step of distance"
+assert near > middle > far
+assert np.allclose(cosine, cosine_elsewhere, atol=1e-4), "similarity depends on the distance only"
+
+# %% [markdown]
+# ![](figures/04_position_similarity.png)
+#
+# 在近处（这里是 10 步以内），相似度随距离一步一步严格下降；再往远处，曲线有起伏，但整体仍在走低。
+# 两条曲线完全重合：编码的相似度只看两个位置**相隔多远**，不看它们在哪。这是相对位置的信息，
+# 也是下面的 RoPE 把它做到极致的地方。
+#
+# ## 4. 三种位置编码，考一道离不开顺序的题
+#
+# 题目：输入一串随机 token，要求模型在每个位置输出**它前面第 3 个** token（前 3 个位置没有答案，不计分）。
+# 只知道“前面出现过哪些 token”是做不了这道题的，必须知道它们的顺序。
+#
+# 我们用 `minigpt` 训练四个一模一样的小 GPT，只改 `GPTConfig(pos_encoding=...)`：
+#
+# - `learned`：GPT-2 的做法，一张可学习的表 `wpe`，每个位置一行，和字向量相加；
+# - `sinusoidal`：上面画的正弦余弦表，固定不学，和字向量相加；
+# - `rope`：旋转位置编码，不往字向量上加任何东西，而是在每一层把 q 和 k 按位置转一个角度；
+# - `none`：什么位置信息都不给，作对照。
+#
+# 训练只用长度 16 的序列；考试时再拿长度 48 的序列来考。
+
+# %%
+V, SHIFT = 12, 3                                   # vocabulary size; answer = the token SHIFT places back
+TRAIN_LEN, TEST_LEN = 16, 48
+N_EMBD, N_LAYER, N_HEAD = 32, 2, 1
+STEPS = 1200 if QUICK else 2500
+BATCH, LR = 32, 3e-3
+CHANCE = 1 / V
+
+
+def shift_batch(rng: np.random.Generator, batch: int, length: int) -> tuple[np.ndarray, np.ndarray]:
+    """Random tokens x and targets y[t] = x[t - SHIFT]; the first SHIFT targets are -1 (ignored by the loss)."""
+    x = rng.integers(0, V, size=(batch, length))
+    y = np.full((batch, length), -1)
+    y[:, SHIFT:] = x[:, :-SHIFT]
+    return x, y
+
+
+def make_config(pos_encoding: str, block_size: int) -> GPTConfig:
+    return GPTConfig(vocab_size=V, block_size=block_size, n_layer=N_LAYER, n_head=N_HEAD, n_embd=N_EMBD,
+                     pos_encoding=pos_encoding)
+
+
+def train(pos_encoding: str) -> tuple[GPT, list[float]]:
+    mg.manual_seed(0)
+    rng = np.random.default_rng(0)
+    model = GPT(make_config(pos_encoding, block_size=TRAIN_LEN))
+    optimizer = optim.AdamW(model.parameters(), lr=LR, weight_decay=0.0)
+    losses = []
+    for _ in range(STEPS):
+        x, y = shift_batch(rng, BATCH, TRAIN_LEN)
+        _, loss = model(x, y)          # forward
+        optimizer.zero_grad()
+        loss.backward()                # backward
+        optimizer.step()               # update
+        losses.append(loss.item())
+    return model, losses
+
+
+def accuracy_by_position(model: GPT, length: int) -> np.ndarray:
+    """Fraction of correct greedy answers at each position t >= SHIFT, over 256 fresh sequences."""
+    x, y = shift_batch(np.random.default_rng(123), 256, length)
+    with mg.no_grad():
+        logits, _ = model(x)
+    correct = logits.numpy().argmax(axis=-1) == y
+    return correct[:, SHIFT:].mean(axis=0)      # (length - SHIFT,)
+
+
+ENCODINGS = ["learned", "sinusoidal", "rope", "none"]
+models, curves, trained_acc = {}, {}, {}
+for pos_encoding in ENCODINGS:
+    t0 = time.time()
+    models[pos_encoding], curves[pos_encoding] = train(pos_encoding)
+    trained_acc[pos_encoding] = accuracy_by_position(models[pos_encoding], TRAIN_LEN).mean()
+    print(f"{pos_encoding:>10}: final loss {np.mean(curves[pos_encoding][-20:]):.3f}, "
+          f"accuracy at length {TRAIN_LEN}: {trained_acc[pos_encoding]:.1%}  ({time.time() - t0:.1f} s)")
+
+fig, ax = plt.subplots(figsize=(8, 3.8))
+for pos_encoding in ENCODINGS:
+    smooth = np.convolve(curves[pos_encoding], np.ones(20) / 20, mode="valid")
+    ax.plot(smooth, label=pos_encoding if pos_encoding != "none" else label("不加位置", "none"))
+ax.axhline(np.log(V), color="black", linewidth=0.8, linestyle=":")
+ax.text(STEPS * 0.98, np.log(V) - 0.05, label("瞎猜的损失 ln 12", "chance loss ln 12"), ha="right", va="top")
+ax.set_xlabel(label("训练步数", "training step"))
+ax.set_ylabel(label("损失（20 步滑动平均）", "loss (20-step moving average)"))
+ax.set_title(label("“输出前面第 3 个 token”的训练曲线", "training on 'copy the token 3 back'"))
+ax.grid(True, alpha=0.3)
+ax.legend()
+fig.tight_layout()
+fig.savefig(FIGURES / "04_training_curves.png", dpi=120)
+plt.close(fig)
+
+# %% [markdown]
+# ![](figures/04_training_curves.png)
+#
+# 在训练长度上，三种位置编码都把题做对了（几乎 100%）；不给位置信息的模型差得远。
+# 它也不是完全瞎猜：因果遮罩让第 $t$ 个位置恰好看到 $t+1$ 个 token，这本身泄露了一点点位置线索，
+# 但远远不够用来找出“前面第 3 个”。
+
+#
+# 训练曲线里还藏着一个细节：sinusoidal 在“瞎猜”的水平上停了好几百步才开始下降，另外两种几乎立刻就学会了。
+# 这也回答了一个常被问到的问题：把位置和字直接相加，两者会不会搅在一起？会，而且谁的数值大，谁就占上风。
+# 量一量刚初始化时两者的大小：
+
+# %%
+fresh = GPT(make_config("sinusoidal", block_size=TRAIN_LEN))
+token_norm = np.linalg.norm(fresh.transformer.wte.weight.numpy(), axis=1).mean()
+position_norm = np.linalg.norm(fresh.pos_table.numpy(), axis=1).mean()
+print(f"at initialisation: token vector norm {token_norm:.3f}, sinusoidal position vector norm {position_norm:.3f} "
+      f"({position_norm / token_norm:.0f}x louder)")
+assert position_norm > 10 * token_norm
+
+# %% [markdown]
+# GPT-2 式的初始化让字向量很小（每维标准差 0.02），而正弦余弦表每维都在 ±1 之间，大了几十倍。
+# 相加之后，字的信息一开始几乎被位置淹没，模型得先把字向量“喊大声”才能开始解题——所以起步慢。
+# 可学习的表和字向量用同样的小初始化，RoPE 根本不往字向量上加东西，都没有这个问题。
+# （原始 Transformer 在相加之前把字向量乘上 $\sqrt{d}$，客观上也起到了平衡两者大小的作用。）
+
+# %%
+for pos_encoding in ("learned", "sinusoidal", "rope"):
+    assert trained_acc[pos_encoding] > 0.9, f"{pos_encoding} should solve the task at the trained length"
+assert trained_acc["none"] < 0.7, "without positions the task should stay out of reach"
+assert trained_acc["none"] < min(trained_acc[p] for p in ("learned", "sinusoidal", "rope")) - 0.25
+
+# %% [markdown]
+# ### 考更长的序列：可学习的表没有那一行
+#
+# 训练时 `block_size` 是 16，可学习的位置表 `wpe` 就只有 16 行。第 17 个位置没有座位号可查：
+
+# %%
+learned = models["learned"]
+print("learned position table:", learned.transformer.wpe.weight.shape)
+x_long, y_long = shift_batch(np.random.default_rng(7), 4, TEST_LEN)
+try:
+    learned(x_long)
+    raise AssertionError("a learned table of 16 rows should not run on 48 positions")
+except ValueError as error:
+    print("forward on 48 tokens ->", error)
+
+try:
+    row = learned.transformer.wpe.weight[TEST_LEN - 1]
+    raise AssertionError("there should be no row for position 47")
+except IndexError as error:
+    print(f"wpe.weight[{TEST_LEN - 1}] ->", type(error).__name__, error)
+
+# Moving the trained weights into a model built for 48 positions fails too: its table has 48 rows, ours 16.
+try:
+    GPT(make_config("learned", block_size=TEST_LEN)).load_state_dict(learned.state_dict())
+    raise AssertionError("a 16-row table should not load into a 48-row one")
+except RuntimeError as error:
+    print("load into a 48-position model ->", str(error).splitlines()[1].strip())
+
+# %% [markdown]
+# 正弦余弦和 RoPE 没有需要学习的位置参数：它们的表是公式算出来的，不存进 `state_dict`。
+# 所以同一份训练好的权重，可以原封不动地装进一个 `block_size=48` 的模型，直接在 48 个位置上作答。
+# 为了看清可学习的表在新位置上会怎样，我们也给它造一个 48 行的表：前 16 行是学好的，后 32 行保持初始化时的随机值——
+# 这相当于“有这一行，但从来没人教过它”。
+
+# %%
+def stretched(pos_encoding: str) -> GPT:
+    """The trained weights in a model with block_size TEST_LEN (learned: rows >= TRAIN_LEN stay untrained)."""
+    mg.manual_seed(1)
+    big = GPT(make_config(pos_encoding, block_size=TEST_LEN))
+    state = models[pos_encoding].state_dict()
+    if pos_encoding == "learned":
+        table = big.transformer.wpe.weight.numpy()
+        table[:TRAIN_LEN] = state["transformer.wpe.weight"].numpy()
+        state = {**state, "transformer.wpe.weight": table}
+    big.load_state_dict(state)
+    return big
+
+
+long_acc = {p: accuracy_by_position(stretched(p), TEST_LEN) for p in ENCODINGS}
+seen = slice(0, TRAIN_LEN - SHIFT)              # positions SHIFT..15: lengths seen in training
+unseen = slice(TRAIN_LEN - SHIFT, None)         # positions 16..47: never seen
+print(f"{'':>10}  positions {SHIFT}-{TRAIN_LEN - 1} (seen)   positions {TRAIN_LEN}-{TEST_LEN - 1} (unseen)")
+for p in ENCODINGS:
+    print(f"{p:>10}  {long_acc[p][seen].mean():>22.1%}   {long_acc[p][unseen].mean():>24.1%}")
+
+fig, ax = plt.subplots(figsize=(9, 4.2))
+positions = np.arange(SHIFT, TEST_LEN)
+names = {"learned": label("learned（新位置的行未经训练）", "learned (new rows untrained)"),
+         "sinusoidal": "sinusoidal", "rope": "RoPE", "none": label("不加位置", "none")}
+for p, style in zip(ENCODINGS, ["o-", "s-", "^-", "x--"]):
+    ax.plot(positions, long_acc[p], style, markersize=3.5, label=names[p])
+ax.axvspan(TRAIN_LEN - 0.5, TEST_LEN - 0.5, color="grey", alpha=0.12)
+ax.axhline(CHANCE, color="black", linewidth=0.8, linestyle=":")
+ax.text(TRAIN_LEN + 1.5, 0.8, label("训练时没见过的位置", "positions never seen in training"), color="dimgray")
+ax.text(TEST_LEN - 0.8, CHANCE - 0.015, label("瞎猜 = 1/12", "chance = 1/12"), ha="right", va="top")
+ax.set_xlabel(label("位置", "position"))
+ax.set_ylabel(label("答对率（输出前面第 3 个 token）", "accuracy (copy the token 3 back)"))
+ax.set_title(label(f"训练长度 {TRAIN_LEN}，考试长度 {TEST_LEN}", f"trained on {TRAIN_LEN}, tested on {TEST_LEN}"))
+ax.set_ylim(-0.03, 1.05)
+ax.grid(True, alpha=0.3)
+ax.legend(loc="center right", fontsize=9)
+fig.tight_layout()
+fig.savefig(FIGURES / "04_length_extrapolation.png", dpi=120)
+plt.close(fig)
+
+unseen_acc = {p: float(long_acc[p][unseen].mean()) for p in ENCODINGS}
+assert long_acc["learned"][seen].mean() > 0.9, "learned still works where it was trained"
+assert unseen_acc["learned"] < 0.35, "rows nobody trained give (close to) random answers"
+assert unseen_acc["rope"] > 0.8, "RoPE carries over beyond the trained length"
+assert unseen_acc["rope"] > unseen_acc["sinusoidal"] + 0.3
+assert unseen_acc["rope"] > unseen_acc["learned"] + 0.3
+
+# %% [markdown]
+# ![](figures/04_length_extrapolation.png)
+#
+# 这张图值得多看几眼：
+#
+# - **learned**：在见过的位置上满分，一进灰色区域就掉到瞎猜的水平。那些行只是随机数，模型从没学过怎么用它们。
+# - **sinusoidal**：公式能给任何位置算出编码，模型也确实给出了答案——但在新位置上的答案大多是错的。
+#   “能算出编码”和“模型会用这个编码”是两回事：模型只在 0-15 号位置上学过这些编码的组合，
+#   新位置上各只钟的读数组合是它没见过的。“公式能往外算”不等于“模型能往外推”，至少在这个小实验里没有做到。
+# - **RoPE**：在新位置上几乎仍是满分。它把位置变成 q、k 的旋转角，使注意力分数只取决于两个 token
+#   **相隔多远**；“往回数 3 个”这件事在第 40 号位置和第 10 号位置完全一样，学会一次，处处可用。
+#   它也不是万能的：序列越长，注意力要在越多的 token 里挑，换一道更难的题、或把长度拉得更远，分数就会被稀释。
+#
+# 最后验证一下 RoPE 的那条性质：把 q 放在位置 $m$、k 放在位置 $n$ 各自旋转，点积只取决于 $m-n$。
+
+# %%
+rotary = Rotary(head_size=16, block_size=64)
+rng = np.random.default_rng(0)
+q_vec = mg.tensor(rng.standard_normal((1, 1, 1, 16)))
+k_vec = mg.tensor(rng.standard_normal((1, 1, 1, 16)))
+
+
+def rotated_dot(m: int, n: int) -> float:
+    return float((rotary(q_vec, start=m) * rotary(k_vec, start=n)).sum().item())
+
+
+pairs = [(3, 0), (13, 10), (50, 47)]
+dots = [rotated_dot(m, n) for m, n in pairs]
+print("q at m, k at n, m - n = 3:", {f"(m={m}, n={n})": round(d, 5) for (m, n), d in zip(pairs, dots)})
+print("for comparison, m - n = 5:", round(rotated_dot(15, 10), 5))
+assert np.allclose(dots, dots[0], atol=1e-4), "RoPE scores depend on the relative position only"
+assert abs(rotated_dot(15, 10) - dots[0]) > 1e-2
+
+# %% [markdown]
+# ## 小结
+#
+# | 问题 | 办法 | 在 minigpt 里 |
+# |---|---|---|
+# | 自注意力对顺序视而不见（实验 1） | 给每个位置加一个位置信号（实验 2） | `GPTConfig(pos_encoding=...)` |
+# | 位置信号该长什么样 | 正弦余弦：公式生成，近处相似、远处不似（实验 3） | `minigpt.model.sinusoidal_table` |
+# | 可学习的表学不到没见过的位置 | 能装进更长模型的编码；最好是相对位置 | `learned` 的 `wpe` vs `Rotary` |
+#
+# 下一讲（05）：一层注意力只有一种看法，而且叠深了会出问题——多头、残差、LayerNorm 和 MLP 登场。
+
+# %%
+print(f"done in {time.time() - T_START:.1f} s")

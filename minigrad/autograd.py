@@ -125,9 +125,10 @@ def backward(
     """
     order = topological_order(root)
     grads: dict[int, Any] = {id(root): grad}
-    # Gradients are accumulated in place only into buffers this pass allocated itself ("owned"):
-    # an op may hand the same array to two inputs (add returns gy twice), and adding into it in
-    # place would corrupt the other.
+    # Gradients are accumulated in place only into buffers that no one else holds ("owned"): an op
+    # may hand the same array to two inputs (add returns gy twice), or a view of gy (reshape), and
+    # adding into such an array in place would corrupt the other gradient. An owned buffer can also
+    # become a leaf's .grad without a copy.
     owned: set[int] = set()
     for tensor in reversed(order):
         gy = grads.pop(id(tensor), None)
@@ -157,6 +158,8 @@ def backward(
             key = id(parent)
             if key not in grads:
                 grads[key] = gx
+                if _is_fresh(gx, gy, gxs):
+                    owned.add(key)
             elif key in owned:
                 grads[key] += gx
             else:
@@ -164,3 +167,12 @@ def backward(
                 owned.add(key)
         if not retain_graph:
             ctx.release()
+
+
+def _is_fresh(gx: Any, gy: Any, gxs: tuple) -> bool:
+    """Whether an op's returned gradient is a new array that only this input receives.
+
+    Not fresh: gy itself, a view of any array (reshape, transpose and broadcast_to return views, and
+    a broadcast view is not even writable), or an array the op returned for two inputs.
+    """
+    return gx is not gy and getattr(gx, "base", None) is None and sum(g is gx for g in gxs) == 1

@@ -237,3 +237,13 @@ def test_a_tensor_made_from_a_tensor_is_a_copy():
 def test_comparisons_across_devices_name_them():
     with pytest.raises(RuntimeError, match=r"less: inputs are on different devices \(cpu, strict\)"):
         mg.tensor([1.0]) < mg.tensor([1.0], device="strict")
+
+
+def test_a_fresh_gradient_becomes_the_leaf_grad_and_a_shared_one_is_copied():
+    """Fresh arrays an op returns need no copy; gy handed to two inputs (a + b) must not be shared."""
+    a = mg.randn(3, requires_grad=True)
+    b = mg.randn(3, requires_grad=True)
+    (a + b).sum().backward()
+    assert a.grad.data is not b.grad.data
+    a.grad.data += 1  # an in-place change to one gradient (clip_grad_norm_ does this) ...
+    np.testing.assert_array_equal(b.grad.numpy(), np.ones(3))  # ... never reaches the other

@@ -62,18 +62,20 @@ class Adam(Optimizer):
                     else:
                         g = g + weight_decay * p.data  # a new array: the stored gradient stays untouched
                 m, v = state["exp_avg"], state["exp_avg_sq"]
-                scratch = xp.multiply(g, 1 - beta1)  # the step's one new array, reused below
-                m *= beta1
-                m += scratch  # m = beta1 * m + (1 - beta1) * g
+                scratch = g - m  # the step's one new array, reused below
+                scratch *= 1 - beta1
+                m += scratch  # m = beta1 * m + (1 - beta1) * g, as m + (1 - beta1) (g - m): one pass fewer
                 xp.multiply(g, g, out=scratch)
+                scratch -= v
                 scratch *= 1 - beta2
-                v *= beta2
-                v += scratch  # v = beta2 * v + (1 - beta2) * g**2
+                v += scratch  # v = beta2 * v + (1 - beta2) * g**2, the same way
+                # lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps), with bc = 1 - beta**t, is, multiplying through
+                # by sqrt(bc2): (lr sqrt(bc2) / bc1) * m / (sqrt(v) + eps sqrt(bc2)). Two scalars, not two passes.
+                sqrt_bc2 = math.sqrt(1 - beta2**t)
                 denom = xp.sqrt(v, out=scratch)
-                denom /= math.sqrt(1 - beta2**t)
-                denom += eps  # denom = sqrt(v_hat) + eps
+                denom += eps * sqrt_bc2
                 update = xp.divide(m, denom, out=scratch)
-                update *= lr / (1 - beta1**t)
+                update *= lr * sqrt_bc2 / (1 - beta1**t)
                 p.data -= update
 
 

@@ -25,6 +25,9 @@ from collections.abc import Callable
 THREADS = int(os.environ.setdefault("OMP_NUM_THREADS", "2"))
 for variable in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(variable, str(THREADS))
+# OpenBLAS's threads spin ~0.1 s after each product and would slow the PyTorch run that follows
+# (see vs_torch.py); a short spin lets each side run as it does alone.
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 import numpy as np  # noqa: E402
 

@@ -236,7 +236,7 @@ def test_a_tensor_made_from_a_tensor_is_a_copy():
 
 def test_comparisons_across_devices_name_them():
     with pytest.raises(RuntimeError, match=r"less: inputs are on different devices \(cpu, strict\)"):
-        mg.tensor([1.0]) < mg.tensor([1.0], device="strict")
+        _ = mg.tensor([1.0]) < mg.tensor([1.0], device="strict")
 
 
 def test_a_fresh_gradient_becomes_the_leaf_grad_and_a_shared_one_is_copied():

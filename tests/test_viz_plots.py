@@ -101,3 +101,12 @@ def test_positional_encoding(tmp_path):
     assert is_png(tmp_path / "pe.png")
     with pytest.raises(ValueError, match="positions, channels"):
         plots.plot_positional_encoding(np.zeros(4))
+
+
+def test_use_cjk_font_sets_matplotlib_to_the_font_it_finds():
+    import matplotlib.pyplot as plt
+
+    family = mg.viz.plots.find_cjk_font()
+    assert mg.viz.use_cjk_font() is (family is not None)
+    if family is not None:
+        assert plt.rcParams["font.sans-serif"][0] == family

@@ -47,7 +47,6 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib import font_manager
 
 import minigrad as mg
 import minigrad.functional as F
@@ -256,19 +255,8 @@ GLOSS = {"小明": "Xiaoming", "爸爸": "dad", "哥哥": "brother", "爷爷": "
          "因为": "because", "太": "too", "累": "tired", "了": "(le)"}
 
 
-def find_cjk_font():
-    """The name of an installed font that has Chinese characters, or None."""
-    installed = {f.name for f in font_manager.fontManager.ttflist}
-    for name in ("Noto Sans CJK SC", "Noto Sans CJK JP", "Noto Sans SC", "Source Han Sans SC",
-                 "WenQuanYi Zen Hei", "WenQuanYi Micro Hei", "SimHei", "Microsoft YaHei", "PingFang SC"):
-        if name in installed:
-            return name
-    return None
-
-
-CJK = find_cjk_font()
+CJK = mg.viz.use_cjk_font()
 if CJK:
-    plt.rcParams["font.family"] = [CJK, "DejaVu Sans"]
     label = lambda w: w
 else:
     print("note: no Chinese font found (try `apt-get install fonts-noto-cjk`); labels are English glosses")

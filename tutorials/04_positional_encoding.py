@@ -56,11 +56,7 @@ T_START = time.time()
 
 
 # Chinese labels need a CJK font (`apt-get install fonts-noto-cjk`); without one, figures fall back to English.
-CJK_FONT = mg.viz.plots.find_cjk_font()
-if CJK_FONT is not None:
-    plt.rcParams["font.sans-serif"] = [CJK_FONT, "DejaVu Sans"]
-    plt.rcParams["axes.unicode_minus"] = False
-CJK = CJK_FONT is not None
+CJK = mg.viz.use_cjk_font()  # False without one: labels fall back to English
 
 
 def label(zh: str, en: str) -> str:

@@ -17,10 +17,16 @@ that need them. Read graph.py, then dot.py, then render.py.
 from minigrad.viz import plots
 from minigrad.viz.dot import to_dot
 from minigrad.viz.graph import GradStep, gradient_norms, record_modules, walk
-from minigrad.viz.plots import plot_attention, plot_grad_norms, plot_loss_curves, plot_positional_encoding
+from minigrad.viz.plots import (
+    plot_attention,
+    plot_grad_norms,
+    plot_loss_curves,
+    plot_positional_encoding,
+    use_cjk_font,
+)
 from minigrad.viz.render import backward_frames, draw, draw_to_file
 
 __all__ = [
     "GradStep", "backward_frames", "draw", "draw_to_file", "gradient_norms", "plot_attention", "plot_grad_norms",
-    "plot_loss_curves", "plot_positional_encoding", "plots", "record_modules", "to_dot", "walk",
+    "plot_loss_curves", "plot_positional_encoding", "plots", "record_modules", "to_dot", "use_cjk_font", "walk",
 ]

@@ -71,6 +71,21 @@ def find_cjk_font() -> str | None:
     return None
 
 
+def use_cjk_font() -> bool:
+    """Make matplotlib draw Chinese text with an installed CJK font; returns False when there is none.
+
+    For figures made directly with matplotlib (the plot functions here pick the font themselves).
+    """
+    import matplotlib.pyplot as plt
+
+    family = find_cjk_font()
+    if family is None:
+        return False
+    plt.rcParams["font.sans-serif"] = [family, "DejaVu Sans"]
+    plt.rcParams["axes.unicode_minus"] = False  # the CJK fonts lack the Unicode minus sign
+    return True
+
+
 def _needs_cjk(texts: Iterable[str]) -> bool:
     return any(ord(ch) >= 0x2E80 for text in texts for ch in text)
 

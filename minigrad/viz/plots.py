@@ -276,6 +276,10 @@ def read_metrics(metrics: str | Path | Iterable[Mapping[str, Any]]) -> list[dict
     return records
 
 
+# How the training loop's metric names read in a legend.
+LOSS_LABELS = {"loss": "training batch", "train_loss": "train (evaluated)", "val_loss": "validation"}
+
+
 def plot_loss_curves(
     metrics: str | Path | Iterable[Mapping[str, Any]],
     *,
@@ -307,7 +311,7 @@ def plot_loss_curves(
         if key == "lr":
             continue
         sparse = len(xs) < 0.5 * max(len(v[0]) for v in curves.values())  # evaluations among per-step records
-        ax.plot(xs, ys, label=key, marker="o" if sparse or len(xs) < 30 else None, markersize=3,
+        ax.plot(xs, ys, label=LOSS_LABELS.get(key, key), marker="o" if sparse or len(xs) < 30 else None, markersize=3,
                 linewidth=1.0 if not sparse else 1.8, alpha=0.6 if len(xs) > 200 and not sparse else 1.0)
     if len(curves) - has_lr > 0:
         ax.legend()

@@ -1,6 +1,6 @@
 """minigrad: a tensor reverse-mode autograd engine on NumPy (and CuPy on a GPU), written to be read.
 
-Start with tensor.py (Tensor and Function), then autograd.py (the backward pass), then ops/.
+Start with tensor.py (Tensor), function.py (Function, one op), then autograd.py (the backward pass), then ops/.
 
     import minigrad as mg
     x = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
@@ -12,12 +12,13 @@ from minigrad import cuda, nn, optim, viz
 from minigrad.anomaly import AnomalyError, detect_anomaly
 from minigrad.autograd import is_grad_enabled, no_grad
 from minigrad.factories import arange, ones, randn, tensor, zeros
+from minigrad.function import Function
 from minigrad.functional import concat, stack, where
 from minigrad.gradcheck import GradcheckError, gradcheck
 from minigrad.memory import keep_freed_host_memory
 from minigrad.random import manual_seed
 from minigrad.serialization import CheckpointError, load, load_metadata, save
-from minigrad.tensor import Function, ShapeError, Tensor
+from minigrad.tensor import ShapeError, Tensor
 
 __all__ = [
     "AnomalyError", "CheckpointError", "Function", "GradcheckError", "ShapeError", "Tensor", "arange", "concat",

@@ -1,23 +1,24 @@
-"""Tensor and Function: the two classes of a define-by-run autograd engine.
+"""Tensor: an array that remembers how it was computed, the first of the engine's two classes.
 
 A `Tensor` wraps a backend array (`.data`) and, when it was computed from tensors that require grad,
-remembers the `Function` that made it (`._ctx`). A `Function` is one op: its `forward` and `backward`
-work on raw backend arrays and stand side by side, so the math is read in one place; its `parents`
-are the input tensors. References only point from outputs to inputs, never back, so a graph is freed
-by reference counting alone, with no cycles for the garbage collector to find.
+remembers the `Function` that made it (`._ctx`; function.py). References only point from outputs to
+inputs, never back, so a graph is freed by reference counting alone, with no cycles for the garbage
+collector to find. Its operators and methods (`+`, `@`, `exp`, `sum`, `reshape`, ...) each call one op.
 
-Read next: autograd.py (the backward pass), then ops/elementwise.py.
+Read next: function.py (Function, one op), then autograd.py (the backward pass).
 """
 
 from __future__ import annotations
 
-import traceback
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from minigrad import autograd, backend
+
+if TYPE_CHECKING:
+    from minigrad.function import Function
 
 # The dtypes the engine computes in. float32 is the default; float64 is for gradient checks.
 FLOAT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
@@ -27,69 +28,6 @@ def _check_dtype(dtype: np.dtype) -> np.dtype:
     if dtype.kind not in "fiub" or (dtype.kind == "f" and dtype not in FLOAT_DTYPES):
         raise TypeError(f"unsupported dtype {dtype}: use a float (float32, float64), integer or bool dtype")
     return dtype
-
-
-class Function:
-    """One differentiable op. Subclasses define `forward(*arrays)` and `backward(gy)`.
-
-    `forward` receives the inputs' backend arrays and saves on `self` exactly what `backward` needs.
-    `backward(gy)` receives the gradient of the output and returns the gradient of each input (a
-    tuple, or a single array for one input), with the output's shape broadcast as the forward did;
-    the engine sums it back to each input's shape. It must never modify `gy` in place.
-    """
-
-    # `scope` (set only while mg.viz.record_modules runs) is a slot, so release() keeps it for drawing.
-    __slots__ = ("parents", "needs_input_grad", "released", "created_at", "scope", "__dict__")
-
-    def __init__(self, **params: Any) -> None:
-        for key, value in params.items():  # op parameters such as axis=, keepdims=
-            setattr(self, key, value)
-        self.released = False
-
-    @property
-    def name(self) -> str:
-        """The op's name as drawings and error messages show it (`MatMul`, `Softmax`, ...)."""
-        return type(self).__name__
-
-    def forward(self, *xs: Any) -> Any:
-        raise NotImplementedError
-
-    def backward(self, gy: Any) -> Any:
-        raise NotImplementedError
-
-    def release(self) -> None:
-        """Drop the buffers saved for backward; keep the graph's structure (parents) for drawing."""
-        vars(self).clear()
-        self.released = True
-
-    @classmethod
-    def apply(cls, *inputs: Tensor, **params: Any) -> Tensor:
-        """Run the op forward on tensors, and record it in the graph when a gradient will be needed."""
-        device_type = type(inputs[0].data)
-        for other in inputs[1:]:
-            if type(other.data) is not device_type:
-                devices = ", ".join(t.device for t in inputs)
-                raise RuntimeError(f"{cls.__name__}: inputs are on different devices ({devices})")
-        ctx = cls(**params)
-        try:
-            y = ctx.forward(*[t.data for t in inputs])
-        except ValueError as error:
-            if isinstance(error, ShapeError):
-                raise
-            shapes = ", ".join(str(t.shape) for t in inputs)
-            raise ShapeError(f"{cls.__name__}: input shapes {shapes}: {error}") from error
-        requires_grad = autograd._grad_enabled and any(t.requires_grad for t in inputs)
-        out = Tensor._make(y, requires_grad)
-        if requires_grad:
-            ctx.parents = inputs
-            ctx.needs_input_grad = tuple(t.requires_grad for t in inputs)
-            out._ctx = ctx
-        if autograd.scope_hook is not None:  # drawing: which module's forward made this op
-            ctx.scope = autograd.scope_hook.scope
-        if autograd.anomaly_hook is not None:
-            ctx.created_at = traceback.extract_stack()[:-2]
-            autograd.anomaly_hook.forward(ctx, inputs, y)
-        return out
 
 
 class ShapeError(ValueError):

@@ -88,7 +88,8 @@ def test_loss_curves_from_a_lenient_metrics_log(tmp_path):
     with pytest.warns(UserWarning, match="skipped 2 line"):
         figure = plots.plot_loss_curves(tmp_path, path=tmp_path / "loss.png")  # a folder holding metrics.jsonl
     assert is_png(tmp_path / "loss.png")
-    assert sorted(line.get_label() for line in figure.axes[0].get_lines()) == ["train (evaluated)", "training batch", "validation"]
+    labels = sorted(line.get_label() for line in figure.axes[0].get_lines())
+    assert labels == ["train (evaluated)", "training batch", "validation"]
     assert len(figure.axes) == 2  # the learning rate below
     figure = plots.plot_loss_curves([{"step": 1, "val_loss": 2.0}, {"step": 2, "val_loss": 1.5}])
     assert len(figure.axes) == 1

@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 from minigrad.backend import get_array_module
-from minigrad.tensor import Function
+from minigrad.function import Function
 
 
 class Add(Function):

@@ -9,7 +9,8 @@ Read next: nn.py.
 from __future__ import annotations
 
 from minigrad.backend import get_array_module
-from minigrad.tensor import Function, ShapeError
+from minigrad.function import Function
+from minigrad.tensor import ShapeError
 
 
 class MatMul(Function):

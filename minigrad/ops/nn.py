@@ -14,7 +14,8 @@ from typing import Any
 
 from minigrad import backend
 from minigrad.backend import get_array_module
-from minigrad.tensor import Function, ShapeError
+from minigrad.function import Function
+from minigrad.tensor import ShapeError
 
 
 def stable_softmax(x: Any, axis: int, overwrite: bool = False) -> Any:

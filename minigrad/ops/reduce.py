@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 from minigrad.backend import get_array_module
-from minigrad.tensor import Function
+from minigrad.function import Function
 
 
 def expand_reduced(gy: Any, axis: tuple[int, ...] | None, keepdims: bool, ndim: int) -> Any:

@@ -13,7 +13,8 @@ import numpy as np
 
 from minigrad import backend
 from minigrad.backend import get_array_module
-from minigrad.tensor import Function, Tensor
+from minigrad.function import Function
+from minigrad.tensor import Tensor
 
 
 class Reshape(Function):

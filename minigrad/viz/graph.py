@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from minigrad import autograd, backend
-from minigrad.tensor import Function, Tensor
+from minigrad.function import Function
+from minigrad.tensor import Tensor
 
 # Tensors with at most this many elements keep a host copy of their gradient for drawing.
 SMALL = 8

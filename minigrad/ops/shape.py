@@ -39,7 +39,7 @@ class Transpose(Function):
         return x.transpose(self.axes)
 
     def backward(self, gy):
-        return gy.transpose(tuple(np.argsort(self.axes)))
+        return gy.transpose(tuple(int(axis) for axis in np.argsort(self.axes)))  # plain ints, for any backend
 
 
 class GetItem(Function):

@@ -69,7 +69,8 @@ class LogSoftmax(Function):
 class CrossEntropy(Function):
     """loss = mean over counted rows of -log softmax(z)[target];  gz = (softmax(z) - onehot(target)) / n.
 
-    Rows whose target equals `ignore_index` are not counted and get no gradient.
+    Rows whose target equals `ignore_index` are not counted and get no gradient; when every row is
+    ignored, the mean is 0/0 = nan, as in PyTorch.
     """
 
     targets: Any

@@ -130,6 +130,7 @@ class CausalSelfAttention(nn.Module):
         self.n_head, self.n_embd, self.layer = config.n_head, config.n_embd, layer
         self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd, bias=config.bias)
         self.c_proj = nn.Linear(config.n_embd, config.n_embd, bias=config.bias)
+        self.attn_dropout = config.dropout  # on the attention probabilities, in training mode only
         self.resid_dropout = nn.Dropout(config.dropout)
         self.rotary = rotary
         # False lets every token see every other (an encoder's attention): for experiments and tests only.
@@ -150,7 +151,8 @@ class CausalSelfAttention(nn.Module):
         if kv_cache is not None:
             k, v = kv_cache.append(self.layer, k, v)  # (B, nh, start + T, hs)
         # is_causal is bottom-right aligned: with a cache the T queries are the last T of the keys.
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal)  # (B, nh, T, hs)
+        dropout_p = self.attn_dropout if self.training else 0.0
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal, dropout_p=dropout_p)  # (B, nh, T, hs)
         if self.keep_attention:
             self.attention = F.attention_probs(q, k, is_causal=self.causal)  # (B, nh, T, start + T)
         y = y.transpose(0, 2, 1, 3).reshape(B, T, C)  # (B, T, nh, hs) -> (B, T, C): heads side by side

@@ -75,16 +75,25 @@ def dropout(x: Tensor, p: float, training: bool = True) -> Tensor:
 
 
 def scaled_dot_product_attention(
-    q: Tensor, k: Tensor, v: Tensor, is_causal: bool = False, mask: Any = None, scale: float | None = None
+    q: Tensor, k: Tensor, v: Tensor, is_causal: bool = False, mask: Any = None, scale: float | None = None,
+    dropout_p: float = 0.0,
 ) -> Tensor:
     """softmax(q k^T / sqrt(d) + mask) v over the last two axes, (..., T, d) each.
 
     `is_causal` lets query i see keys up to its own position; when there are fewer queries than keys
     (a KV cache), the queries are the last positions. `mask` is boolean (True = may attend, as in
-    PyTorch) or additive; masked scores are -inf, never a large finite number.
+    PyTorch) or additive; masked scores are -inf, never a large finite number. `dropout_p` drops
+    attention probabilities (as nanoGPT's attn_dropout; pass 0 when not training, as with PyTorch's).
     """
     mask = None if mask is None else _raw(mask, q.device)
-    return nn.ScaledDotProductAttention.apply(q, k, v, is_causal=is_causal, mask=mask, scale=scale)
+    keep = None
+    if dropout_p > 0:
+        if not dropout_p < 1:
+            raise ValueError(f"scaled_dot_product_attention: dropout_p must be in [0, 1), got {dropout_p}")
+        shape = (*q.shape[:-1], k.shape[-2])  # (..., T_q, T_k), the probabilities' shape
+        keep = (random.device_rng(q.device).random(shape, dtype=q.dtype) >= dropout_p).astype(q.dtype)
+        keep *= 1 / (1 - dropout_p)
+    return nn.ScaledDotProductAttention.apply(q, k, v, is_causal=is_causal, mask=mask, scale=scale, keep=keep)
 
 
 @no_grad()

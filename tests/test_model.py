@@ -4,6 +4,7 @@ Every model here is tiny (a few thousand parameters), so each test takes a fract
 """
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -257,3 +258,18 @@ def test_loss_falls_when_training(norm):
         # update
         optimizer.step()
     assert losses[-1] < 0.6 * losses[0], losses
+
+
+def test_dropout_acts_in_training_mode_only():
+    """Attention and residual dropout: random in train mode, the identity in eval mode."""
+    mg.manual_seed(0)
+    config = GPTConfig(vocab_size=11, block_size=8, n_layer=2, n_head=2, n_embd=16, dropout=0.3)
+    model = GPT(config)
+    idx = np.random.default_rng(0).integers(0, 11, (2, 8))
+    first, _ = model(idx)
+    second, _ = model(idx)
+    assert not np.allclose(first.numpy(), second.numpy())
+    model.eval()
+    plain = GPT(replace(config, dropout=0.0))
+    plain.load_state_dict(model.state_dict())
+    np.testing.assert_allclose(model(idx)[0].numpy(), plain(idx)[0].numpy(), rtol=1e-6)

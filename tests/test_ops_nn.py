@@ -177,3 +177,24 @@ def test_causal_attention_with_fewer_queries_than_keys_is_bottom_right_aligned(d
 def test_attention_keeps_float32_with_a_float64_additive_mask(device):
     q = mg.randn(2, 3, 4, device=device)
     assert F.scaled_dot_product_attention(q, q, q, mask=np.zeros((3, 3))).dtype == np.float32
+
+
+def test_attention_dropout_has_the_right_gradient_for_a_fixed_mask(device):
+    """With the seed reset inside, every evaluation draws the same mask, so gradcheck sees one function."""
+    rng = np.random.default_rng(0)
+    q, k, v = (mg.tensor(rng.standard_normal(shape), dtype=np.float64, requires_grad=True, device=device)
+               for shape in [(2, 3, 4), (2, 5, 4), (2, 5, 4)])
+
+    def attend(q, k, v):
+        mg.manual_seed(3)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=0.4)
+
+    assert mg.gradcheck(attend, [q, k, v])
+    kept = attend(q, k, v).numpy()
+    assert not np.allclose(kept, F.scaled_dot_product_attention(q, k, v, is_causal=True).numpy())
+
+
+def test_attention_dropout_rejects_p_of_one(device):
+    q = mg.zeros(1, 2, 4, device=device)
+    with pytest.raises(ValueError, match=r"dropout_p must be in \[0, 1\), got 1.0"):
+        F.scaled_dot_product_attention(q, q, q, dropout_p=1.0)

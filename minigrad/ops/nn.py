@@ -212,16 +212,18 @@ def attention_scores(q: Any, k: Any, is_causal: bool, mask: Any, scale: float) -
 
 
 class ScaledDotProductAttention(Function):
-    """y = P v with P = softmax(S), S = q k^T / sqrt(d) + mask, masked entries -inf.
+    """y = P' v with P = softmax(S), S = q k^T / sqrt(d) + mask (masked entries -inf), P' = P * keep.
 
-    gv = P^T gy;  gP = gy v^T;  gS = P * (gP - rowsum(gP * P));  gq = gS k / sqrt(d);  gk = gS^T q / sqrt(d).
-    rowsum(gP * P)_i = sum_j (gy_i . v_j) P_ij = gy_i . y_i, so it is computed from gy and y, (T, d) arrays,
+    keep is the dropout mask divided by (1 - p), or 1 without dropout. gv = P'^T gy;  gP' = gy v^T;
+    gP = gP' * keep;  gS = P * (gP - rowsum(gP * P));  gq = gS k / sqrt(d);  gk = gS^T q / sqrt(d).
+    rowsum(gP * P)_i = sum_j (gy_i . v_j) P'_ij = gy_i . y_i, so it is computed from gy and y, (T, d) arrays,
     instead of from two (T, T) ones (the trick FlashAttention uses).
     """
 
     is_causal: bool
     mask: Any
     scale: float | None
+    keep: Any  # None, or the dropout mask over the probabilities, already divided by (1 - p)
 
     def forward(self, q, k, v):
         if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
@@ -229,16 +231,19 @@ class ScaledDotProductAttention(Function):
         scale = self.scale if self.scale is not None else 1 / math.sqrt(q.shape[-1])
         self.p = attention_scores(q, k, self.is_causal, self.mask, scale)  # (..., T_q, T_k)
         self.q, self.k, self.v, self.used_scale = q, k, v, scale
-        self.y = self.p @ v  # (..., T_q, d)
+        dropped = self.p if self.keep is None else self.p * self.keep
+        self.dropped = dropped
+        self.y = dropped @ v  # (..., T_q, d)
         return self.y
 
     def backward(self, gy):
         xp = get_array_module(gy)
-        p = self.p
-        gv = xp.swapaxes(p, -1, -2) @ gy
-        gs = gy @ xp.swapaxes(self.v, -1, -2)  # gP, a new array that becomes gS in place
+        gv = xp.swapaxes(self.dropped, -1, -2) @ gy
+        gs = gy @ xp.swapaxes(self.v, -1, -2)  # gP', a new array that becomes gS in place
+        if self.keep is not None:
+            gs *= self.keep
         gs -= (gy * self.y).sum(axis=-1, keepdims=True)
-        gs *= p
+        gs *= self.p
         gq = gs @ self.k
         gq *= self.used_scale  # the scale is applied to the (T, d) products, not to the (T, T) gS
         gk = xp.swapaxes(gs, -1, -2) @ self.q

@@ -81,6 +81,11 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, is_causal: boo
     return softmax(scores, axis=-1) @ v
 
 
+def embedding(weight: Tensor, ids: Any) -> Tensor:
+    """Rows of weight picked by integer-array indexing; its backward scatter-adds, like the fused op's."""
+    return weight[_ids(ids, weight.device)]
+
+
 def _ids(ids: Any, device: str) -> Tensor:
     """Integer ids (an array or a Tensor) as a Tensor on `device`."""
     return ids.to(device) if isinstance(ids, Tensor) else tensor(ids, device=device)

@@ -74,3 +74,13 @@ def test_scaled_dot_product_attention(device, kind, data):
     assert_twins(lambda *qkv: F.scaled_dot_product_attention(*qkv, is_causal=causal, mask=mask),
                  lambda *qkv: reference.scaled_dot_product_attention(*qkv, is_causal=causal, mask=mask),
                  [q, k, v], device)
+
+
+@op_settings
+@given(data=st.data())
+def test_embedding(device, data):
+    """Repeated ids included: both must collect every gradient of a row that is picked twice."""
+    num, dim = data.draw(st.integers(1, 5)), data.draw(st.integers(1, 4))
+    weight = data.draw(S.floats((num, dim)))
+    ids = np.array(data.draw(st.lists(st.integers(0, num - 1), min_size=1, max_size=6)))
+    assert_twins(lambda w: F.embedding(w, ids), lambda w: reference.embedding(w, ids), [weight], device)

@@ -159,15 +159,11 @@ class Tensor:
         if device == self.device:
             return self
         backend.backend_for_device(device)  # fails early, naming what to install
-        from minigrad.ops.shape import ToDevice
-
-        return ToDevice.apply(self, device=device)
+        return ops.shape.ToDevice.apply(self, device=device)
 
     def astype(self, dtype: Any) -> Tensor:
         """A copy converted to `dtype` (differentiable between float dtypes)."""
-        from minigrad.ops.elementwise import Cast
-
-        return Cast.apply(self, dtype=_check_dtype(np.dtype(dtype)))
+        return ops.elementwise.Cast.apply(self, dtype=_check_dtype(np.dtype(dtype)))
 
     def retain_grad(self) -> Tensor:
         """Keep this non-leaf tensor's gradient in `.grad` after backward (as in PyTorch)."""

@@ -48,6 +48,7 @@ import numpy as np
 
 import minigrad as mg
 import minigrad.functional as F
+from minigpt import CharTokenizer
 from minigpt.corpus import load_shakespeare
 from minigrad import nn, optim
 
@@ -70,12 +71,11 @@ print("quick mode" if QUICK else "full mode")
 # %%
 text = load_shakespeare()
 text = text[: 1_000_000] if QUICK else text
-chars = sorted(set(text))
-stoi = {ch: i for i, ch in enumerate(chars)}
-data = np.array([stoi[ch] for ch in text])
+tokenizer = CharTokenizer.from_text(text)  # lecture 01 built this mapping by hand; minigpt has it ready
+data = np.array(tokenizer.encode(text))
 n_train = int(0.9 * len(data))
 train_data, val_data = data[:n_train], data[n_train:]
-V = len(chars)
+V = tokenizer.vocab_size
 print(f"{len(text):,} characters, vocabulary of {V}")
 
 
@@ -166,13 +166,13 @@ def sample(model, prompt, n, seed=0):
     rng = np.random.default_rng(seed)
     h = model.start(1)
     for ch in prompt[:-1]:
-        h = model.step(model.emb(np.array([stoi[ch]])), h)
-    out, idx = prompt, stoi[prompt[-1]]
+        h = model.step(model.emb(np.array(tokenizer.encode(ch))), h)
+    out, idx = prompt, tokenizer.encode(prompt[-1])[0]
     for _ in range(n):
         h = model.step(model.emb(np.array([idx])), h)
         p = model.head(h).softmax(axis=-1).numpy()[0].astype(np.float64)
         idx = int(rng.choice(V, p=p / p.sum()))
-        out += chars[idx]
+        out += tokenizer.decode([idx])
     return out
 
 

@@ -217,7 +217,7 @@ def test_clear_errors_when_saving(tmp_path):
         mg.save({"w": np.ones(2)}, tmp_path / "no" / "such" / "dir.safetensors")
     with pytest.raises(TypeError, match="'w' is a list"):
         mg.save({"w": [1.0, 2.0]}, tmp_path / "x.safetensors")
-    with pytest.raises(FileNotFoundError, match="is a directory"):
+    with pytest.raises(CheckpointError, match="a directory, not a regular file"):
         mg.load(tmp_path)
 
 

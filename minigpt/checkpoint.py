@@ -45,6 +45,7 @@ from minigpt import schema, sizing
 from minigpt.config import GPTConfig
 from minigpt.model import GPT
 from minigpt.schema import CheckpointError
+from minigpt.tokenizer import MAX_JSON_BYTES as MAX_TOKENIZER_BYTES
 from minigpt.tokenizer import CharTokenizer
 from minigrad import optim, serialization
 from minigrad.serialization import fsync_directory
@@ -57,7 +58,7 @@ FORMAT = 2  # bump when the layout changes, so an old checkpoint is refused with
 # The most a file may hold before it is read: small JSON files; the tokenizer (a vocabulary of every Unicode
 # character is under 16 MiB); the metrics log; and for arrays, 4 float32 numbers per parameter (the weights,
 # twice when tied; or AdamW's two moments) and a header.
-MAX_JSON_BYTES = {MANIFEST: 2**20, CONFIG: 2**20, STATE: 2**20, TOKENIZER: 2**24, METRICS: 2**28}
+MAX_JSON_BYTES = {MANIFEST: 2**20, CONFIG: 2**20, STATE: 2**20, TOKENIZER: MAX_TOKENIZER_BYTES, METRICS: 2**28}
 HEADER_BYTES = 2**20
 
 @dataclass

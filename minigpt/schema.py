@@ -58,13 +58,20 @@ def get(record: Any, key: str, kind: str, where: str) -> Any:
     `where` reads "FILE: " or "FILE: section." so that messages come out as "out/state.json: iter_num must be...".
     """
     if not isinstance(record, dict):
-        raise CheckpointError(f"{where.rstrip('. ')} must be a JSON object, got {show(record)}")
+        raise CheckpointError(_not_an_object(record, where))
     if key not in record:
         raise CheckpointError(f"{where}{key} is missing")
     test, words = KINDS[kind]
     if not test(record[key]):
         raise CheckpointError(f"{where}{key} must be {words}, got {show(record[key])}")
     return record[key]
+
+
+def _not_an_object(value: Any, where: str) -> str:
+    """'FILE: expected a JSON object, got [1]' or 'FILE: model must be a JSON object, got [1]'."""
+    if where.endswith(": "):
+        return f"{where}expected a JSON object, got {show(value)}"
+    return f"{where.rstrip('.')} must be a JSON object, got {show(value)}"
 
 
 def type_problem(annotation: str, value: Any) -> str | None:
@@ -76,7 +83,7 @@ def type_problem(annotation: str, value: Any) -> str | None:
 def check_fields(values: Any, cls: type, where: str) -> dict[str, Any]:
     """`values` (a dict from JSON) as the fields of dataclass `cls`: each present, known, and of its type."""
     if not isinstance(values, dict):
-        raise CheckpointError(f"{where.rstrip('. ')} must be a JSON object, got {show(values)}")
+        raise CheckpointError(_not_an_object(values, where))
     known = {field.name: field.type for field in fields(cls)}
     for name in values:
         if name not in known:

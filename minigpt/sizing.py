@@ -53,13 +53,13 @@ def model_bytes(config: GPTConfig) -> int:
 
 def training_bytes(config: GPTConfig, batch_size: int) -> tuple[int, str]:
     """The memory one training step of a `batch_size` batch needs (see the module docstring), and its largest part."""
-    B, T, C, nh, V = batch_size, config.block_size, config.n_embd, config.n_head, config.vocab_size
+    B, T, C, nh, V, L = batch_size, config.block_size, config.n_embd, config.n_head, config.vocab_size, config.n_layer
+    layers = f"{L} layer{'s' if L > 1 else ''}"
     parts = {
         "the model": model_bytes(config) / FLOAT_BYTES,
         "gradients and AdamW's moments": 3 * parameter_count(config),
-        f"activations, {config.n_layer} layers of (B, T, C) = ({B}, {T}, {C})": config.n_layer * 32 * B * T * C,
-        f"attention matrices, {config.n_layer} layers of 3 (B, nh, T, T) = ({B}, {nh}, {T}, {T})":
-            config.n_layer * 3 * B * nh * T * T,
+        f"activations, {layers} of (B, T, C) = ({B}, {T}, {C})": L * 32 * B * T * C,
+        f"attention matrices, {layers} of 3 (B, nh, T, T) = ({B}, {nh}, {T}, {T})": L * 3 * B * nh * T * T,
         f"logits (B, T, V) = ({B}, {T}, {V})": 4 * B * T * V,
     }
     largest = max(parts, key=parts.get)

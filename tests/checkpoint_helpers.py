@@ -59,6 +59,8 @@ def rewrite(out_dir, name, data):
     if not isinstance(data, bytes):
         data = json.dumps(data).encode()
     (out_dir / name).write_bytes(data)
+    if name == checkpoint.MANIFEST:  # it has no entry of its own
+        return
     manifest = json.loads((out_dir / checkpoint.MANIFEST).read_text())
     manifest["files"][name] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
     (out_dir / checkpoint.MANIFEST).write_text(json.dumps(manifest))

@@ -126,10 +126,11 @@ def save_checkpoint(out_dir: str | Path, model: GPT, optimizer: optim.Optimizer,
 def recover(out_dir: str | Path) -> None:
     """Finish a save that was interrupted after its commit; remove what an uncommitted one left behind."""
     out_dir = Path(out_dir)
-    if (out_dir / COMMITTED).is_dir():
+    committed, pending = out_dir / COMMITTED, out_dir / PENDING
+    if committed.is_dir() and not committed.is_symlink():  # (never move files in from somewhere else)
         _move_into_place(out_dir)
-    if (out_dir / PENDING).is_dir() and not (out_dir / PENDING).is_symlink():
-        shutil.rmtree(out_dir / PENDING)
+    if pending.is_dir() and not pending.is_symlink():
+        shutil.rmtree(pending)
     # Format 1 wrote .NAME.partial files; mg.save writes .NAME.*.tmp files: both are debris of a crash.
     for debris in (*out_dir.glob(".*.partial"), *out_dir.glob(".*.tmp")):
         if debris.is_file():

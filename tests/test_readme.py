@@ -1,5 +1,5 @@
 """The README as a new user meets it: CI runs its test command word for word, its Python blocks run as pasted,
-and the drawing hints say which piece is missing."""
+the sample it shows is as long as the command above it asks for, and the drawing hints say which piece is missing."""
 
 import re
 import runpy
@@ -43,6 +43,14 @@ def test_the_tour_runs_as_pasted(index, tmp_path, monkeypatch, capsys):
     else:
         assert namespace["logits"].shape == (4, 64, namespace["tok"].vocab_size)
     capsys.readouterr()
+
+
+def test_the_sample_shown_is_the_prompt_and_300_characters():
+    command = next(block for block in blocks("bash") if "minigpt sample" in block)
+    prompt = re.search(r'--prompt "([^"]*)"', command).group(1)
+    new_tokens = int(re.search(r"--max-new-tokens (\d+)", command).group(1))
+    shown = README.split(command + "```\n\n```\n", 1)[1].split("```", 1)[0]
+    assert shown.startswith(prompt) and len(shown) == len(prompt) + new_tokens + 1  # and print's newline
 
 
 def test_the_graphviz_hint_names_the_missing_python_package(tmp_path, monkeypatch, capsys):

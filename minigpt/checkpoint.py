@@ -61,6 +61,7 @@ FORMAT = 2  # bump when the layout changes, so an old checkpoint is refused with
 MAX_JSON_BYTES = {MANIFEST: 2**20, CONFIG: 2**20, STATE: 2**20, TOKENIZER: MAX_TOKENIZER_BYTES, METRICS: 2**28}
 HEADER_BYTES = 2**20
 
+
 @dataclass
 class Checkpoint:
     """A checkpoint read back and verified (tensors on the host until the caller moves them)."""

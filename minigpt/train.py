@@ -221,6 +221,7 @@ def train(cfg: TrainConfig) -> TrainResult:
             if stop.requested:
                 if not saved:
                     save(iter_num)
+                    plot_losses(metrics, out_dir / "loss_curve.png")
                 write(f"interrupted at iteration {iter_num}: checkpoint saved in {out_dir}; continue with "
                       f"`minigpt train --resume --out-dir {out_dir}`")
                 return TrainResult(iter_num, best_val_loss, interrupted=True)

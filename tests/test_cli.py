@@ -126,6 +126,7 @@ def test_ctrl_c_saves_a_checkpoint_and_exits_without_a_traceback(tmp_path):
     assert "interrupted at iteration" in stdout and "--resume" in stdout
     ckpt = checkpoint.load_checkpoint(out)  # complete and verified
     assert ckpt.state["iter_num"] >= 0 and ckpt.model_config.n_embd == 16
+    assert (out / "loss_curve.png").exists()  # the curve up to the interruption, beside its checkpoint
 
 
 def test_python_dash_m_minigpt_shows_help():

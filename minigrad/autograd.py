@@ -176,7 +176,8 @@ def backward(
     Unless `retain_graph`, each op's saved buffers are released after use; the graph's structure
     stays, so it can still be drawn. `on_step(tensor, grad)` is called when a tensor's gradient is
     complete, in the order the engine visits tensors (anomaly detection and the backward
-    animation listen here).
+    animation listen here). An op whose input was updated in place after it ran raises a
+    RuntimeError instead of using a stale saved input.
     """
     order = topological_order(root)
     grads: dict[int, Any] = {id(root): grad}

@@ -229,17 +229,17 @@ class Tensor(ConversionMethods, InPlaceMethods, ShapeMethods):
         PyTorch, a float64 NumPy array widens a float32 tensor); a list becomes a tensor as `mg.tensor`
         makes one. A float tensor that changes dtype does so through Cast, so its gradient flows back.
         """
-        xp = backend.get_array_module(self.data)
         if isinstance(other, Tensor):
             if other.dtype == self.dtype:
                 return self, other  # the common case, decided at once
-        elif isinstance(other, (int, float)) and self.dtype.kind == "f":
-            return self, Tensor._make(xp.asarray(other, dtype=self.dtype), False)  # x * 0.5 keeps x's dtype
+        elif isinstance(other, (int, float)) and self.dtype.kind == "f":  # x * 0.5 keeps x's dtype
+            return self, Tensor._make(backend.get_array_module(self.data).asarray(other, dtype=self.dtype), False)
         elif not is_number(other):
             other = Tensor(other, device=self.device, dtype=getattr(other, "dtype", None))
         dtype = result_type(self, other)
         if is_number(other):  # astype, not asarray(dtype=): an int too large for uint8 wraps, as in PyTorch
-            return self._cast(dtype), Tensor._make(xp.asarray(other).astype(dtype), False)
+            number = backend.get_array_module(self.data).asarray(other).astype(dtype)
+            return self._cast(dtype), Tensor._make(number, False)
         return self._cast(dtype), other._cast(dtype)
 
     def __add__(self, other: Any) -> Tensor:

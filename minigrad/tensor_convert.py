@@ -1,5 +1,5 @@
 """Tensor's conversions, a base class of Tensor: to another dtype or device (`to`, `float()`, `long()`, ...),
-to Python values (`item()`, `float(t)`, `if loss < best:`), and to NumPy (`numpy()`, `np.asarray(t)`).
+to Python values (`item()`, `float(t)`, `if loss < best:`, `for row in t:`), and to NumPy (`np.asarray(t)`).
 Each follows PyTorch, down to its error messages where they help.
 
 Only a conversion between float dtypes passes a gradient (through the Cast op); one to or from an
@@ -11,6 +11,7 @@ Read next: tensor_inplace.py.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -113,6 +114,12 @@ class ConversionMethods:
         if self.dtype.kind not in "iu" or self.data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.data.item())
+
+    def __iter__(self) -> Iterator[minigrad.Tensor]:
+        """The slices along the first dim, t[0], t[1], ... (each differentiable); a 0-d tensor has none."""
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.shape[0]))
 
     def _python_number(self, name: str) -> Any:
         if self.data.size != 1:

@@ -183,6 +183,14 @@ def test_repeat(device, data):
              torch_fn=lambda t: t.repeat(tuple(repeats)))
 
 
+def test_repeat_zero_times_gives_an_empty_tensor_and_a_zero_gradient():
+    x = mg.ones(2, requires_grad=True)
+    y = x.repeat(2, 0)
+    assert y.shape == (2, 0)
+    y.sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0]
+
+
 def test_repeat_needs_a_repeat_per_dim():
     with pytest.raises(mg.ShapeError, match="repeat: 1 repeats given for a tensor with 2 dims"):
         mg.ones(2, 3).repeat(2)

@@ -33,10 +33,21 @@ def test_float_int_and_index(device):
         [10, 20][mg.tensor(1.0)]
 
 
-def test_len_of_a_0d_tensor_is_a_type_error():
+def test_len_and_iteration_of_a_0d_tensor_are_type_errors():
     assert len(mg.zeros(3, 2)) == 3
     with pytest.raises(TypeError, match="len\\(\\) of a 0-d tensor"):
         len(mg.tensor(1.0))
+    with pytest.raises(TypeError, match="iteration over a 0-d tensor"):
+        list(mg.tensor(1.0))  # was [], silently
+    assert np.zeros(mg.tensor(2)).shape == (2,)  # NumPy reads a 0-d integer tensor as an int
+
+
+def test_iterating_gives_the_rows_and_their_gradients():
+    x = mg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    rows = list(x)
+    assert [r.tolist() for r in rows] == [[1, 2], [3, 4]]
+    (rows[1] * 2).sum().backward()
+    assert x.grad.tolist() == [[0, 0], [2, 2]]
 
 
 def test_numpy_asarray_gives_the_data():

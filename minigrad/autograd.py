@@ -202,7 +202,8 @@ def backward(
                 f"backward through the graph a second time ({ctx.name} already released its saved "
                 "buffers); call backward(retain_graph=True) the first time if you need to"
             )
-        _check_inputs_unchanged(ctx)
+        if [parent._version for parent in ctx.parents] != ctx.input_versions:
+            _refuse_changed_input(ctx)
         gxs = ctx.backward(gy)
         if not isinstance(gxs, tuple):
             gxs = (gxs,)
@@ -226,9 +227,9 @@ def backward(
             ctx.release()
 
 
-def _check_inputs_unchanged(ctx: Any) -> None:
-    """Refuse to differentiate an op whose input was updated in place after the op ran (as PyTorch does):
-    the op may have saved that input for backward, and its gradient would silently be wrong."""
+def _refuse_changed_input(ctx: Any) -> None:
+    """An input of `ctx` was updated in place after the op ran (tensor_inplace.py). The op may have saved it
+    for backward, and its gradient would silently be wrong: refuse, as PyTorch does, naming the input."""
     for i, (parent, version) in enumerate(zip(ctx.parents, ctx.input_versions)):
         if parent._version != version:
             raise RuntimeError(

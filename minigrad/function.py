@@ -71,7 +71,7 @@ class Function:
         if requires_grad:
             ctx.parents = inputs
             ctx.needs_input_grad = tuple(t.requires_grad for t in inputs)
-            ctx.input_versions = tuple(t._version for t in inputs)  # backward checks that none changed in place
+            ctx.input_versions = [t._version for t in inputs]  # backward checks that none changed in place
             out._ctx = ctx
         if autograd.scope_hook is not None:  # drawing: which module's forward made this op
             ctx.scope = autograd.scope_hook.scope

@@ -4,10 +4,11 @@
 In place means in place: `w -= x` writes into w's own array, so every reference to w sees the change
 (the optimizer's update, `with mg.no_grad(): w -= lr * w.grad`). The result is computed as the
 out-of-place op would compute it, then converted to w's dtype (a float result cannot go into an integer
-tensor). Two cases are refused, as in PyTorch: a leaf that requires grad while grad mode is on (the
-update would not be recorded; do it under `mg.no_grad()`), and a tensor an op computed in a recorded
-graph (minigrad records no in-place op). Each update also counts up the tensor's `_version`, and
-backward refuses an input that changed after an op recorded it: that op's gradient would be wrong.
+tensor). Refused: a leaf that requires grad while grad mode is on, as in PyTorch (the update would not
+be recorded; do it under `mg.no_grad()`), and a tensor an op computed in a recorded graph (PyTorch
+records an in-place op there; minigrad records none, so it says so instead). Each update also counts up
+the tensor's `_version`, and backward refuses an input that changed after an op recorded it, as
+PyTorch does: that op's gradient would be wrong.
 
 Read next: tensor_shape.py.
 """

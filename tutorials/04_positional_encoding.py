@@ -481,12 +481,22 @@ class OrderClassifier(nn.Module):
         self.q, self.k, self.v = nn.Linear(dim, dim), nn.Linear(dim, dim), nn.Linear(dim, dim)
         self.head = nn.Linear(dim, 2)
 
-    def forward(self, ids: np.ndarray) -> mg.Tensor:
+    def embed(self, ids: np.ndarray) -> mg.Tensor:
         x = self.wte(ids)                                                 # (B, 5, dim)
         if self.wpe is not None:
             x = x + self.wpe(np.arange(ids.shape[1]))                     # the same seat signals for every line
+        return x
+
+    def forward(self, ids: np.ndarray) -> mg.Tensor:
+        x = self.embed(ids)
         y = F.scaled_dot_product_attention(self.q(x), self.k(x), self.v(x))  # (B, 5, dim)
         return self.head(y.mean(axis=1))                                  # (B, 2): pool the five seats, then score
+
+    def attention(self, ids: np.ndarray) -> mg.Tensor:
+        """The attention weights, (B, 5, 5): row i is how much seat i looks at each seat."""
+        x = self.embed(ids)
+        scores = self.q(x) @ self.k(x).swapaxes(-1, -2) / np.sqrt(x.shape[-1])   # (B, 5, 5)
+        return F.softmax(scores, axis=-1)
 
 
 def line_pairs(rng: np.random.Generator, ids: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -530,6 +540,30 @@ assert order_gap["no positions"] < 1e-4, "without positions a line and its rever
 assert abs(order_acc["no positions"] - 0.5) < 0.01, "so it is right on one of each pair, however long we train"
 assert order_acc["with positions"] > 0.6, "with a position table the order can be learned"
 
+# Where each seat of 白日依山尽 looks, in both classifiers; and the same maps for the reversed line, re-ordered
+# back to the real line's seats: without positions they are the same map, with positions they are not.
+line_pair = zh_tok.encode_array("白日依山尽尽山依日白").reshape(2, 5)
+back = [4, 3, 2, 1, 0]                                   # seat i of the real line is seat 4 - i of the reversed one
+with mg.no_grad():
+    maps = {name: m.attention(line_pair).numpy() for name, m in order_models.items()}   # (2, 5, 5) each
+for name, (real, reverse) in maps.items():
+    print(f"{name:>14}: largest change of the attention map when the line is reversed "
+          f"{np.abs(real - reverse[np.ix_(back, back)]).max():.2g}")
+assert np.allclose(maps["no positions"][0], maps["no positions"][1][np.ix_(back, back)], atol=1e-6)
+assert np.abs(maps["with positions"][0] - maps["with positions"][1][np.ix_(back, back)]).max() > 0.05
+fig, axes = plt.subplots(1, 2, figsize=(8, 3.8))
+for ax, (name, weights) in zip(axes, maps.items()):
+    image = ax.imshow(weights[0], cmap="Blues", vmin=0, vmax=1)
+    seats = list("白日依山尽") if CJK else [f"seat {i}" for i in range(5)]
+    ax.set_xticks(range(5), seats)
+    ax.set_yticks(range(5), seats)
+    ax.set_title(label({"no positions": "不加位置", "with positions": "加位置表"}[name], name))
+    ax.set_xlabel(label("被看的座位", "seat looked at"))
+axes[0].set_ylabel(label("在看的座位", "seat looking"))
+fig.colorbar(image, ax=axes, fraction=0.03)
+fig.savefig(FIGURES / "04_poem_attention.png", dpi=120)
+plt.close(fig)
+
 # %% [markdown]
 # 不加位置的分类器练了几百步，对每一句诗和它的倒句给出的分数**一模一样**（差别只在浮点误差的量级），
 # 正确率就是 50%（每一对里恰好对一个；偶尔两个分数只差在第七位小数上，argmax 才会让它多对或多错一个）——
@@ -537,6 +571,11 @@ assert order_acc["with positions"] > 0.6, "with a position table the order can b
 # 取平均又把顺序抹掉了。训练改变的是字向量和权重，改变不了这个结构。
 #
 # 加上一张 5 行的位置表，同样的层、同样的步数，它就能在没见过的诗句上把多数原句和倒句分开。
+# 下图是两个分类器在“白日依山尽”上的注意力（每行是一个座位在看谁）：不加位置时，把倒句的注意力按座位换回来，
+# 和原句的一模一样；加了位置，同一个字在不同座位上看的地方不一样了。
+#
+# ![](figures/04_poem_attention.png)
+#
 # 它能抓住的线索之一是“哪个字爱坐在哪个座位”。数一数训练诗句里每个常用字坐在第 1 座和第 5 座的比例：
 
 # %%

@@ -1,6 +1,8 @@
 """The `minigpt` command: `minigpt train` and `minigpt sample` (also `python -m minigpt`).
 
     minigpt train                                  # the built-in Shakespeare corpus, nanoGPT's CPU settings
+    minigpt train --corpus tang --out-dir out-tang # the built-in Tang poems, with settings chosen for them
+    minigpt sample --out-dir out-tang --prompt "床前"
     minigpt train --data input.txt --max-iters 500 --out-dir out-mine
     minigpt train --resume --max-iters 4000        # continue the run in out/ to iteration 4000
     minigpt sample --prompt "ROMEO:" --max-new-tokens 300
@@ -21,11 +23,13 @@ from typing import Any, NoReturn
 
 import minigrad as mg
 from minigpt.checkpoint import load_model
+from minigpt.corpus import CORPORA
 from minigpt.data import DataError
 from minigpt.tokenizer import UnknownCharacterError
-from minigpt.train import ConfigError, TrainConfig, TrainingError, config_for_resume, train
+from minigpt.train import CORPUS_DEFAULTS, ConfigError, TrainConfig, TrainingError, config_for_resume, train
 
 DEFAULTS = TrainConfig()
+TANG = CORPUS_DEFAULTS["tang"]  # where --corpus tang's defaults differ, --help shows both
 
 
 class _Parser(argparse.ArgumentParser):
@@ -99,12 +103,17 @@ def build_parser() -> argparse.ArgumentParser:
     d = DEFAULTS
 
     def flag(group: Any, name: str, help: str, **kwargs: Any) -> None:
-        default = getattr(d, name.lstrip("-").replace("-", "_"))
+        key = name.lstrip("-").replace("-", "_")
+        default = f"{getattr(d, key)}" + (f"; with --corpus tang: {TANG[key]}" if key in TANG else "")
         group.add_argument(name, default=None, help=f"{help} (default: {default})", **kwargs)
 
     group = train.add_argument_group("I/O")
+    group.add_argument("--corpus", choices=list(CORPORA), default=None,
+                       help="a built-in text: Shakespeare's plays, or 35,000 Tang poems (绝句 and 律诗, simplified "
+                            "characters) with the model settings marked 'with --corpus tang' below "
+                            f"(default: {d.corpus})")
     group.add_argument("--data", metavar="PATH", default=None,
-                       help="a UTF-8 text file to train on (default: the built-in Shakespeare corpus)")
+                       help="a UTF-8 text file to train on, instead of a built-in corpus")
     group.add_argument("--out-dir", metavar="DIR", default=None,
                        help=f"where checkpoints, the metrics log and the loss curve go (default: {d.out_dir}/)")
     existing = group.add_mutually_exclusive_group()
@@ -186,10 +195,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _train(args: argparse.Namespace) -> int:
     names = {f.name for f in fields(TrainConfig)} - {"resume", "overwrite"}
     given = {name: value for name, value in vars(args).items() if name in names and value is not None}
+    if args.corpus is not None and args.data is not None:
+        raise ConfigError(f"--corpus {args.corpus} and --data {args.data}: give one text to train on, not both")
     if args.resume:
         config = config_for_resume(args.out_dir or DEFAULTS.out_dir, given)
     else:
-        config = TrainConfig(**given, overwrite=args.overwrite)
+        config = TrainConfig.for_corpus(given.pop("corpus", DEFAULTS.corpus), **given, overwrite=args.overwrite)
     result = train(config)
     return 130 if result.interrupted else 0
 

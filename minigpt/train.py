@@ -57,7 +57,8 @@ class TrainConfig:
     log_interval: int = 10  # read the training loss back (a device sync) every this many iterations
     resume: bool = False  # continue from the checkpoint in out_dir
     # data
-    data: str | None = None  # a UTF-8 text file; None: the built-in Shakespeare corpus
+    data: str | None = None  # a UTF-8 text file; None: the built-in corpus below
+    corpus: str = "shakespeare"  # the built-in corpus: "shakespeare" or "tang" (Tang poems; see corpus.py)
     batch_size: int = 12
     block_size: int = 64  # context length, in characters
     # model
@@ -96,6 +97,20 @@ class TrainConfig:
             if problem:
                 raise ConfigError(f"{field.name} {problem}")
 
+    @classmethod
+    def for_corpus(cls, corpus: str, **settings: Any) -> TrainConfig:
+        """The settings for the built-in `corpus`: its defaults (CORPUS_DEFAULTS), with `settings` on top."""
+        if corpus not in CORPUS_DEFAULTS:
+            raise ConfigError(f"unknown corpus {corpus!r}: the built-in corpora are {', '.join(CORPUS_DEFAULTS)}")
+        return cls(**{**CORPUS_DEFAULTS[corpus], **settings, "corpus": corpus})
+
+
+# Each built-in corpus starts from these settings, on top of the ones above (a setting the user gives still wins).
+# The Tang poems train well with the Shakespeare model as it is: its 2000 iterations write recognisable 五言 and
+# 七言 lines (README.md shows a sample). Their 6,445-character vocabulary makes each evaluation batch twice as
+# dear, so they evaluate half as often, which keeps evaluation to the same share of the run.
+CORPUS_DEFAULTS: dict[str, dict[str, Any]] = {"shakespeare": {}, "tang": {"eval_interval": 500}}
+
 
 _AT_LEAST_ONE = ("eval_interval", "eval_iters", "log_interval", "batch_size", "block_size", "n_layer", "n_head",
                  "n_embd")
@@ -116,10 +131,12 @@ def train(cfg: TrainConfig) -> TrainResult:
     preflight.check_out_dir(cfg)
 
     # 1. data (and, with --resume, the checkpoint, whose settings and text this run must match) -----------
+    if cfg.data is not None and cfg.corpus != "shakespeare":
+        raise ConfigError(f"--corpus {cfg.corpus} and --data {cfg.data}: give one text to train on, not both")
     resumed = checkpoint.load_checkpoint(out_dir) if cfg.resume else None
     if resumed is not None:
         preflight.check_resumable(cfg, resumed.config["train"])
-    data = load_dataset(cfg.data, cfg.block_size)
+    data = load_dataset(cfg.data, cfg.block_size, cfg.corpus)
     if resumed is not None:
         preflight.check_same_data(data, resumed)
     decay_from = "--lr-decay-iters" if cfg.lr_decay_iters is not None else "--max-iters"

@@ -1,5 +1,7 @@
 """CharTokenizer: round trips, a clear error for unknown characters, JSON save and load."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -51,3 +53,23 @@ def test_json_and_file_round_trip(tmp_path):
     assert loaded == tok and loaded.encode(TEXT) == tok.encode(TEXT)
     with pytest.raises(ValueError, match="expected"):
         CharTokenizer.from_json('{"chars": "abc"}')
+
+
+def test_a_large_chinese_vocabulary_encodes_as_a_dict_lookup_would():
+    rng = np.random.default_rng(0)
+    # Thousands of Han characters, plus a few outside the basic plane (an extension-B character, an emoji).
+    alphabet = [chr(c) for c in rng.choice(np.arange(0x4E00, 0xA000), 3000, replace=False)] + ["𠀋", "😀", "\n", "，"]
+    text = "".join(rng.choice(alphabet, 20_000))
+    tok = CharTokenizer.from_text(text)
+    assert tok.chars == sorted(set(text)) and tok.vocab_size > 2500
+    ids = tok.encode_array(text)
+    assert ids.dtype == np.int64 and ids.tolist() == [tok.stoi[ch] for ch in text] == tok.encode(text)
+    assert tok.decode(ids) == text
+    # A vocabulary in any order (not sorted) encodes by its own order.
+    shuffled = CharTokenizer(list(rng.permutation(tok.chars)))
+    assert shuffled.encode(text[:500]) == [shuffled.stoi[ch] for ch in text[:500]]
+    # Unknown characters: inside the table's range (a Han character not in the text) and past its end.
+    missing = next(chr(c) for c in range(0x4E00, 0xA000) if chr(c) not in tok.stoi)
+    for unknown in (missing, "\U0010FFFD"):
+        with pytest.raises(UnknownCharacterError, match=re.escape(f"{unknown!r} at position 2 ")):
+            tok.encode(text[:2] + unknown)

@@ -430,6 +430,227 @@ plt.close(fig)
 # 比如 `ROMEO:`，后面跟的往往还是大写字母）：模型为了猜下一个字符，自己发现了“哪些字符用法相似”。
 # 这就是“把词变成数字”的真正含义——不只是编号，而是一串带着用法信息的坐标。
 #
+# ## 6. 换成中文：唐诗里有没有“一推六二五”？
+#
+# 讲义里的例子是中文的：“一推六二五”，前四个字一出，第五个字几乎没有悬念。上面在英文上看到了同样的现象
+# （q 后面几乎总是 u）。现在换成 `minigpt` 自带的唐诗语料（`minigpt train --corpus tang` 用的就是它）：
+# 三万五千首绝句和律诗，简体字，每首一块——先是题目，再每行一联，首与首之间空一行。
+# 训练和考试按**整首诗**切开：每十首留一首作考试，这样考卷里不会有半首见过、半首没见过的诗。
+#
+# 五言诗每句正好五个字，是检验这句话的好地方：**看了一句的前四个字，第五个字还剩多少不确定？**
+
+# %%
+import re
+from collections import Counter
+
+from minigpt import CharTokenizer
+from minigpt.corpus import load_tang, split_poems
+
+ZH_FONT = mg.viz.use_cjk_font()  # False without a CJK font: the Chinese figures fall back to English labels
+
+
+def zh(chinese: str, english: str) -> str:
+    return chinese if ZH_FONT else english
+
+
+tang = load_tang()
+tang_train, tang_val = split_poems(tang)  # every tenth poem is held out, whole
+if QUICK:  # a third of the training poems: cheaper counts, the same picture
+    train_poems = tang_train.split("\n\n")
+    tang_train = "\n\n".join(train_poems[: len(train_poems) // 3])
+zh_tok = CharTokenizer.from_text(tang)
+ZV = zh_tok.vocab_size
+zh_train, zh_val = zh_tok.encode_array(tang_train), zh_tok.encode_array(tang_val)
+print(f"{tang.count(chr(10) * 2) + 1:,} poems; {len(zh_train):,} training and {len(zh_val):,} held-out characters; "
+      f"vocabulary of {ZV:,}")
+print(tang_val[:52])
+
+# %% [markdown]
+# 还用第 3 节的办法数数，但有两处要改：
+#
+# - 字表有六千多个字，第 3 节把前文写成一个 $V$ 进制整数的做法，到 5 个字时就超出了 64 位整数的范围
+#   （$6445^5 > 2^{63}$）。改成**给见过的前文编号**：$k$ 个字的前文 = “$k-1$ 个字的前文的编号” + “紧挨着的那个字”，
+#   用 `np.unique` 重新编成连续的号。
+# - 字多了，没见过的组合是常态，第 3 节固定的 $\beta = 2$ 太自信。改用 Witten-Bell 平滑：把 $\beta$ 换成
+#   “这个前文后面出现过多少种不同的字” $T(h)$——后面跟过的字五花八门的前文，多给没见过的字留些余地：
+#
+# $$P_k(c \mid h_k) = \frac{N(h_k, c) + T(h_k)\, P_{k-1}(c \mid h_{k-1})}{N(h_k) + T(h_k)}$$
+
+# %%
+ZK = 4  # contexts of up to four characters: the "一推六二" before the "五"
+
+
+def context_numbers(ids: np.ndarray, k_max: int) -> list[np.ndarray]:
+    """numbers[k][t]: one integer per distinct k-character context before position t (all 0 for k = 0)."""
+    numbers = [np.zeros(len(ids), dtype=np.int64)]
+    for _ in range(k_max):
+        key = np.full(len(ids), -1, dtype=np.int64)  # position 0 has nothing before it
+        key[1:] = numbers[-1][:-1] * ZV + ids[:-1]  # the context one shorter, before t - 1, then the character at t - 1
+        numbers.append(np.unique(key, return_inverse=True)[1].reshape(-1))
+    return numbers
+
+
+class HanNGram:
+    """Next-character counts after every context of 0..k_max characters, Witten-Bell smoothed.
+
+    `ids` is the training text followed by the held-out text, so that a context gets one number in both;
+    only the first `n_train` positions are counted.
+    """
+
+    def __init__(self, ids: np.ndarray, n_train: int, k_max: int):
+        self.ids, self.numbers = ids, context_numbers(ids, k_max)
+        train = np.arange(k_max, n_train)
+        self.tables = []  # per order: (context, next) keys and counts; contexts, their counts and follower types
+        for ctx in self.numbers:
+            pair_keys, pair_counts = np.unique(ctx[train] * ZV + ids[train], return_counts=True)
+            ctx_keys, ctx_counts = np.unique(ctx[train], return_counts=True)
+            _, types = np.unique(pair_keys // ZV, return_counts=True)  # distinct next characters per context
+            self.tables.append((pair_keys, pair_counts, ctx_keys, ctx_counts, types))
+
+    def probs(self, positions: np.ndarray, candidates: np.ndarray | None = None) -> list[np.ndarray]:
+        """[P_0, ..., P_k_max]: each order's probability of the true next character (or of each candidate)."""
+        nxt = self.ids[positions][:, None] if candidates is None else candidates[None, :]
+        p = np.full((len(positions), nxt.shape[1]), 1.0 / ZV)
+        out = []
+        for ctx_ids, (pair_keys, pair_counts, ctx_keys, ctx_counts, types) in zip(self.numbers, self.tables):
+            ctx = ctx_ids[positions][:, None]
+            n_pair = CharNGram.lookup(ctx * ZV + nxt, pair_keys, pair_counts)
+            n_ctx, t = CharNGram.lookup(ctx, ctx_keys, ctx_counts), CharNGram.lookup(ctx, ctx_keys, types)
+            p = np.where(n_ctx > 0, (n_pair + t * p) / np.maximum(n_ctx + t, 1), p)  # unseen context: back off
+            out.append(p)
+        return out
+
+
+han = HanNGram(np.concatenate([zh_train, zh_val]), len(zh_train), ZK)
+held_out = len(zh_train)  # where the held-out text starts in han.ids
+
+# Where each held-out character sits: seat 1..n in its n-character half-line, n + 1 for the mark after it.
+seat = np.zeros(len(zh_val), dtype=np.int64)
+form = np.zeros(len(zh_val), dtype=np.int64)
+for m in re.finditer(r"(?<=[\n，；])([\u4e00-\u9fff]{5}|[\u4e00-\u9fff]{7})[，；。？！]", tang_val):
+    n = len(m.group(1))
+    seat[m.start():m.end()], form[m.start():m.end()] = np.arange(1, n + 2), n
+
+
+def positions_at(n: int, s: int) -> np.ndarray:
+    return np.flatnonzero((form == n) & (seat == s)) + held_out
+
+
+bits = {}  # (form, seat) -> held-out bits per character with 0..ZK characters of context
+for n, s in [(5, 1), (5, 2), (5, 3), (5, 4), (5, 5), (5, 6), (7, 7), (7, 8)]:
+    bits[n, s] = [float(-np.log2(p).mean()) for p in han.probs(positions_at(n, s))]
+print("held-out bits per character, with 0 / 1 / 2 / 3 / 4 characters of context:")
+for (n, s), row in bits.items():
+    where = f"{'五' if n == 5 else '七'}言 seat {s}" + (" (the mark after the line)" if s == n + 1 else "")
+    print(f"  {where:<34}" + "  ".join(f"{b:5.2f}" for b in row))
+
+# %%
+fig, ax = plt.subplots(figsize=(8, 4))
+seats = [1, 2, 3, 4, 5, 6]
+for k, style in ((0, "o:"), (1, "s--"), (2, "^-."), (4, "D-")):
+    ax.plot(seats, [bits[5, s][k] for s in seats], style, label=zh(f"看前 {k} 个字", f"{k} characters of context"))
+ax.set_xticks(seats, [zh(f"第{s}字", f"char {s}") for s in seats[:-1]] + [zh("，或。", "mark")])
+ax.set_xlabel(zh("五言诗一句里的位置", "seat in a five-character line"))
+ax.set_ylabel(zh("没见过的诗上的交叉熵（比特）", "held-out bits per character"))
+ax.set_title(zh("五言诗：哪个位置好猜，多看几个字有多大用", "Five-character lines: which seat is easy to guess"))
+ax.set_ylim(0, 12.5)
+ax.grid(True, alpha=0.3)
+ax.legend()
+fig.tight_layout()
+fig.savefig(FIG / "01_tang_seats.png", dpi=120)
+plt.close(fig)
+
+# %% [markdown]
+# ![](figures/01_tang_seats.png)
+#
+# 读这张图要记住：1 比特的差别就是候选少了一半；$2^{8} = 256$，$2^{10} \approx 1000$。
+
+# %%
+gain5, gain1 = bits[5, 5][0] - bits[5, 5][ZK], bits[5, 1][0] - bits[5, 1][ZK]
+print(f"seat 5: {bits[5, 5][0]:.2f} -> {bits[5, 5][ZK]:.2f} bits with four characters of context "
+      f"(about {2 ** bits[5, 5][ZK]:.0f} equally likely candidates left)")
+print(f"seat 1: {bits[5, 1][0]:.2f} -> {bits[5, 1][ZK]:.2f} bits;  七言 seat 7: {bits[7, 7][0]:.2f} -> "
+      f"{bits[7, 7][ZK]:.2f} bits")
+assert gain5 > 1.2 and bits[7, 7][0] - bits[7, 7][ZK] > 1.2  # the four characters before the last one help...
+assert bits[5, 5][ZK] > 7.0  # ...but leave well over a hundred candidates: no 一推六二五 on average
+assert gain5 > gain1 + 1.0  # the first seat of a line gains little from the line before it
+assert min(bits[5, 1][ZK], bits[5, 3][ZK]) > max(bits[5, 2][ZK], bits[5, 4][ZK]) + 1.0  # 2nd char of a word: easier
+assert bits[5, 6][ZK] < min(3.5, min(bits[5, s][ZK] for s in range(1, 6)) - 4)  # the mark after a line: nearly given
+
+# %% [markdown]
+# 结论比口号细致：
+#
+# - **最后一个字**：前四个字让它从约一千个候选缩到几百个（省下一两个比特），但远没有“唯一确定”。诗人本来就要出人意料，
+#   大多数诗句不是“一推六二五”那样的固定搭配。
+# - **一句的第一个字**：上一句结尾的几个字几乎帮不上忙——新的一句另起炉灶。表里更长的前文甚至更差：
+#   四个字连成的前文在训练诗里大多只见过一两次，数出来的统计不可靠，这正是第 3 节说的“数数越来越靠不住”。
+# - **第 2、4 个字**比第 1、3 个字好猜得多：五言句常是“二字 + 二字 + 一字”，词的第二个字有第一个字撑腰
+#   （“明”后面常是“月”）。
+# - **句末的标点**几乎是送分题（两三个比特，而且多半是“，”和“。”二选一）：格律本身就是一种“一推六二五”。
+#
+# 真正被前四个字锁死的第五个字也有，只是很少，而且都是套语。在全部诗句里找出出现至少 8 次、而第五个字从不变的前四字：
+
+# %%
+half_lines = re.findall(r"(?<=[\n，；])([\u4e00-\u9fff]{5}|[\u4e00-\u9fff]{7})(?=[，；。？！])", tang)
+next_char = {}
+for line in half_lines:
+    next_char.setdefault(line[-5:-1], Counter())[line[-1]] += 1  # the four characters before the last -> the last
+frequent = {ctx: c for ctx, c in next_char.items() if c.total() >= 8}
+locked = sorted(((c.total(), ctx, next(iter(c))) for ctx, c in frequent.items() if len(c) == 1), reverse=True)
+print(f"{len(half_lines):,} half-lines; {len(frequent)} four-character contexts seen at least 8 times; "
+      f"{len(locked)} of them always end the same way:")
+for count, ctx, last in locked:
+    print(f"  {ctx} -> {last}   ({count} times)")
+assert locked and all(frequent[ctx].total() >= 8 for _, ctx, _ in locked)
+assert len(frequent) < 0.001 * len(next_char)  # four-character contexts that come back often are rare
+
+# %% [markdown]
+# “何处春深”后面总是“好”，“自君之出”后面总是“矣”：它们来自一组组同题诗（一位诗人用同一个开头连写了二十首），
+# 或者是乐府里的固定句式——这才是诗里的“一推六二五”。
+#
+# ## 7. 在唐诗上玩猜字游戏
+#
+# 让上面看四个字的模型去猜一首它没见过的诗：每一步给出它的前三个候选，再看真字在它的排名里排第几。
+
+# %%
+poem = tang_val.split("\n\n")[3]  # a held-out poem
+start = tang_val.index(poem) + poem.index("\n") + 1  # its first line, after the title
+print(poem.split("\n")[0])
+game = np.arange(start, start + 12) + held_out  # the first couplet: 5 characters, a mark, 5, a mark
+game_p = han.probs(game, candidates=np.arange(ZV))[ZK]
+ranks = []
+for t, p in zip(game, game_p):
+    truth = han.ids[t]
+    rank = int((p > p[truth]).sum()) + 1
+    ranks.append(rank)
+    guesses = "  ".join(f"{zh_tok.chars[i]} {p[i]:.2f}" for i in np.argsort(-p)[:3]).replace("\n", "↵")
+    context = zh_tok.decode(han.ids[t - 4:t]).replace("\n", "↵")  # ↵: the line break after the title
+    print(f"  after ...{context}  guesses: {guesses:<24} truth {zh_tok.chars[truth]}  ranked {rank}")
+first_guess = [zh_tok.chars[int(np.argmax(p))] for p in game_p]
+assert first_guess[5] in "，。" and first_guess[11] in "，。"  # where a line ends, it guesses a mark...
+assert ranks[5] <= 2 and ranks[11] <= 2  # ...and the right one, or the other mark first
+
+# %% [markdown]
+# 标点几乎次次猜中，字就难得多——有时真字排进前几名，有时排到几百名以外。换成所有没见过的诗，统计每个位置的猜中率：
+
+# %%
+rng = np.random.default_rng(0)
+hits = {}
+for s in range(1, 7):
+    sample = rng.choice(positions_at(5, s), 100 if QUICK else 1000, replace=False)
+    p = han.probs(sample, candidates=np.arange(ZV))[ZK]
+    truth_p = p[np.arange(len(sample)), han.ids[sample]]
+    rank = (p > truth_p[:, None]).sum(axis=1)  # 0: the first guess
+    hits[s] = (float((rank < 1).mean()), float((rank < 10).mean()))
+    print(f"seat {s}: first guess right {hits[s][0]:.0%}, right within ten guesses {hits[s][1]:.0%}")
+assert hits[6][0] > 0.5 and hits[6][1] > 0.9  # the mark after the line
+assert hits[2][1] > 2 * max(hits[1][1], hits[3][1])  # the second character of a word
+assert max(hits[s][0] for s in range(1, 6)) < 0.35  # no seat of the verse itself is an easy guess
+
+# %% [markdown]
+# 猜字游戏和熵说的是同一件事：格律锁定的位置（句末标点）一猜就中；词的第二个字常在前十名里；
+# 每个词的第一个字最难，因为那里是诗人真正在“选字”的地方。
+#
 # ## 小结
 #
 # - 语言模型 = 给定前文，输出下一个字符（词）的概率分布；用交叉熵衡量它猜得好不好。

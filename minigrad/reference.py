@@ -1,11 +1,11 @@
 """The fused ops, composed from primitive Tensor ops: slow, readable twins for learners.
 
-`minigrad/ops/` gives softmax, log_softmax, logsumexp, cross_entropy, binary_cross_entropy, layer_norm,
-attention and both GELUs each a hand-derived backward. Here each is written the way one first writes it on
-paper, with nothing but `+ - * / exp log sqrt tanh erf max sum mean @` and indexing, so autograd derives the
-backward by the chain rule through a dozen small nodes. tests/test_fused.py shows that both give the same
-values and the same gradients. Read a function here, then its fused twin, and the derivation in the twin's
-docstring is the sum of the chain rule steps here.
+`minigrad/ops/` gives softmax, log_softmax, logsumexp, cross_entropy, nll_loss, binary_cross_entropy,
+layer_norm, attention, embedding and both GELUs each a hand-derived backward. Here each is written the
+way one first writes it on paper, with nothing but `+ - * / exp log sqrt tanh erf max sum mean @` and
+indexing, so autograd derives the backward by the chain rule through a dozen small nodes.
+tests/test_fused.py shows that both give the same values and the same gradients. Read a function here,
+then its fused twin, and the derivation in the twin's docstring is the sum of the chain rule steps here.
 
 Nothing in minigrad calls this module: the fused ops are faster, keep fewer buffers alive, and cannot
 overflow where these might (see log_softmax).
@@ -49,19 +49,40 @@ def logsumexp(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
 def cross_entropy(logits: Tensor, targets: Any, weight: Tensor | None = None, ignore_index: int = -100,
                   reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
     """-(1 - eps) w_t log p[t] - eps / C sum_c w_c log p[c] per row, with p = softmax over the classes (dim 1)."""
-    num_classes = logits.shape[1]
-    z = logits if logits.ndim == 2 else logits.reshape(logits.shape[0], num_classes, -1).swapaxes(1, 2).reshape(
-        -1, num_classes)  # (N, C, d) -> (N * d, C): one row per target
-    t = _ids(targets, logits.device).reshape(-1)  # (N,)
-    log_probs = log_softmax(z, dim=1)  # (N, C)
-    counted = (t != ignore_index).astype(logits.dtype)
-    t = t * (t != ignore_index)  # an ignored row picks class 0, then weighs 0
-    w = tensor(np.ones(num_classes), dtype=logits.dtype, device=logits.device) if weight is None else weight
+    log_probs, t, counted, w = _class_rows(log_softmax(logits, dim=1), targets, weight, ignore_index)
     w_t = w[t] * counted  # (N,)
     picked = log_probs[arange(t.shape[0], device=logits.device), t]  # (N,)
+    num_classes = logits.shape[1]
     losses = -(1 - label_smoothing) * w_t * picked - label_smoothing / num_classes * (log_probs @ w) * counted
+    return _reduce(losses, w_t, reduction, _ids(targets, logits.device).shape)
+
+
+def nll_loss(log_probs: Tensor, targets: Any, weight: Tensor | None = None, ignore_index: int = -100,
+             reduction: str = "mean") -> Tensor:
+    """-w_t log_probs[t] per row (classes on dim 1), by indexing: its backward scatters into the picked entries."""
+    x, t, counted, w = _class_rows(log_probs, targets, weight, ignore_index)
+    w_t = w[t] * counted  # (N,)
+    losses = -w_t * x[arange(t.shape[0], device=log_probs.device), t]
+    return _reduce(losses, w_t, reduction, _ids(targets, log_probs.device).shape)
+
+
+def _class_rows(scores: Tensor, targets: Any, weight: Tensor | None, ignore_index: int) -> tuple:
+    """(N, C) rows, (N,) targets (ignored ones as class 0), their 0/1 counted flags and the class weights."""
+    num_classes = scores.shape[1]
+    rows = scores if scores.ndim == 2 else scores.reshape(scores.shape[0], num_classes, -1).swapaxes(1, 2).reshape(
+        -1, num_classes)  # (N, C, d) -> (N * d, C): one row per target
+    t = _ids(targets, scores.device).reshape(-1)  # (N,)
+    counted = (t != ignore_index).astype(scores.dtype)
+    t = t * (t != ignore_index)  # an ignored row picks class 0, then weighs 0
+    w = tensor(np.ones(num_classes), dtype=scores.dtype, device=scores.device) if weight is None else weight
+    return rows, t, counted, w
+
+
+def _reduce(losses: Tensor, w_t: Tensor, reduction: str, shape: tuple[int, ...]) -> Tensor:
+    """The reduction: the losses in the targets' shape ("none"), their sum, or their sum over the counted
+    targets' weights ("mean")."""
     if reduction == "none":
-        return losses.reshape(_ids(targets, logits.device).shape)
+        return losses.reshape(shape)
     return losses.sum() / w_t.sum() if reduction == "mean" else losses.sum()
 
 

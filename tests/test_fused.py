@@ -60,6 +60,16 @@ def test_cross_entropy(device, reduction, drawn, weighted, smoothing):
                  [logits], device)
 
 
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+@op_settings
+@given(drawn=S.logits_and_targets(), weighted=st.booleans())
+def test_nll_loss(device, reduction, drawn, weighted):
+    log_probs, targets = drawn
+    weight = mg.tensor(np.linspace(0.5, 2.0, log_probs.shape[1]), dtype="float64", device=device) if weighted else None
+    assert_twins(lambda x: F.nll_loss(x, targets, weight, reduction=reduction),
+                 lambda x: reference.nll_loss(x, targets, weight, reduction=reduction), [log_probs], device)
+
+
 @op_settings
 @given(data=st.data())
 def test_binary_cross_entropy(device, data):

@@ -2,8 +2,9 @@
 
     erf(x) = 2/sqrt(pi) * integral from 0 to x of exp(-t**2) dt,   erf(-x) = -erf(x),   erf(inf) = 1.
 
-Two pieces, each accurate to the last bit or two of the dtype (float32: within 1 unit in the last place
-of `math.erf` on a dense grid; float64: within 4; tests/test_ops_special.py measures both):
+Two pieces, each accurate to the last bit or two of the dtype (float32: within 1.34 units in the last
+place of `math.erf` on a dense grid, 0.2 on average; float64: within 4, about 1e-15 relative; measured by
+tests/test_ops_special.py):
 - |x| < 1: erf(x) = x + x g(x**2), where g(u) = erf(sqrt(u)) / sqrt(u) - 1 is smooth (its Maclaurin
   series is 2/sqrt(pi) (1 - u/3 + u**2/10 - ...) - 1). Adding the largest term, x, last and exactly
   keeps a tiny x's full relative precision.
@@ -79,9 +80,10 @@ def erf(x: Any) -> Any:
         return erf(x.astype(np.float32)).astype(np.float16)
     g, h = _PIECES[np.dtype(x.dtype)]
     a = xp.minimum(xp.abs(x), SATURATES[np.dtype(x.dtype)])  # erf is odd: work on |x|, restore the sign last
-    near = a * g(a * a)
+    a2 = a * a
+    near = a * g(a2)
     near += a  # erf(a) for a < 1
-    erfc = xp.exp(-(a * a))
+    erfc = xp.exp(-a2)
     erfc *= h(1 / (1 + a))
     y = xp.where(a < 1, near, 1 - erfc)
     return xp.copysign(y, x)

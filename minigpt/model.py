@@ -113,6 +113,16 @@ class KVCache:
         v_all = Tensor._make(self.values[layer][:, :, :end], False)  # (B, nh, end, hs)
         return k_all, v_all
 
+    def causal_mask(self, layer: int, T: int) -> Any:
+        """Boolean (T, length) for the T newest queries of `layer`: True where query i may attend to key j.
+
+        The new tokens are the *last* T of the `length` cached positions, so query i sits at position
+        length - T + i and sees every key up to it: the causal mask aligned to the bottom-right corner.
+        (PyTorch's is_causal aligns it top-left, which is right only when queries and keys are the same tokens.)
+        """
+        length = self.lengths[layer]
+        return backend.get_array_module(self.keys[layer]).tri(T, length, length - T, dtype=bool)
+
 
 # ----------------------------------------------------------------------------------------------------
 # The model, in the order a token meets it
@@ -148,28 +158,36 @@ class CausalSelfAttention(nn.Module):
         start = 0 if kv_cache is None else kv_cache.lengths[self.layer]
         if self.rotary is not None:
             q, k = self.rotary(q, start), self.rotary(k, start)
+        mask, is_causal = None, self.causal
         if kv_cache is not None:
             k, v = kv_cache.append(self.layer, k, v)  # (B, nh, start + T, hs)
-        # is_causal is bottom-right aligned: with a cache the T queries are the last T of the keys.
+            # The T queries are the last T of the keys: the cache's own (bottom-right) causal mask.
+            mask, is_causal = (kv_cache.causal_mask(self.layer, T) if self.causal else None), False
         dropout_p = self.attn_dropout if self.training else 0.0
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal, dropout_p=dropout_p)  # (B, nh, T, hs)
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p,
+                                           is_causal=is_causal)  # (B, nh, T, hs)
         if self.keep_attention:
-            self.attention = F.attention_probs(q, k, is_causal=self.causal)  # (B, nh, T, start + T)
+            self.attention = F.attention_probs(q, k, attn_mask=mask, is_causal=is_causal)  # (B, nh, T, start + T)
         y = y.transpose(1, 2).reshape(B, T, C)  # (B, T, nh, hs) -> (B, T, C): heads side by side
         return self.resid_dropout(self.c_proj(y))
 
 
 class MLP(nn.Module):
-    """Position-wise feed-forward network: expand 4x, GELU, project back."""
+    """Position-wise feed-forward network: expand 4x, GELU, project back.
+
+    The GELU is the exact x * Phi(x) (`nn.GELU()`), as in nanoGPT, so that nanoGPT's weights give nanoGPT's
+    logits (GPT-2 itself used the tanh approximation, `nn.GELU(approximate="tanh")`).
+    """
 
     def __init__(self, config: GPTConfig) -> None:
         super().__init__()
         self.c_fc = nn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
+        self.gelu = nn.GELU()
         self.c_proj = nn.Linear(4 * config.n_embd, config.n_embd, bias=config.bias)
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, x: Tensor) -> Tensor:
-        return self.dropout(self.c_proj(F.gelu(self.c_fc(x))))  # (B, T, 4C) inside, (B, T, C) out
+        return self.dropout(self.c_proj(self.gelu(self.c_fc(x))))  # (B, T, 4C) inside, (B, T, C) out
 
 
 class Block(nn.Module):
@@ -253,7 +271,12 @@ class GPT(nn.Module):
         """
         x = self.hidden_states(idx, kv_cache)  # (B, T, C)
         logits = self.lm_head(x)  # (B, T, V)
-        loss = None if targets is None else F.cross_entropy(logits, targets, ignore_index=-1)
+        loss = None
+        if targets is not None:
+            if not isinstance(targets, Tensor) and not hasattr(targets, "reshape"):
+                targets = np.asarray(targets, dtype=np.int64)  # a nested list of ids
+            # The classes on dim 1, as F.cross_entropy (and PyTorch's) expects: (B*T, V) rows, (B*T,) targets.
+            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=-1)
         return logits, loss
 
     def hidden_states(self, idx: Any, kv_cache: KVCache | None = None) -> Tensor:

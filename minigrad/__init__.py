@@ -8,7 +8,7 @@ Start with tensor.py (Tensor), function.py (Function, one op), then autograd.py 
     x.grad  # tensor([2., 4., 6.])
 """
 
-from minigrad import cuda, nn, optim, viz
+from minigrad import cuda, mathops, nn, optim, viz
 from minigrad.anomaly import AnomalyError, detect_anomaly
 from minigrad.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from minigrad.factories import (
@@ -28,6 +28,7 @@ from minigrad.factories import (
 from minigrad.function import Function
 from minigrad.functional import cat, concat, stack, where
 from minigrad.gradcheck import GradcheckError, gradcheck
+from minigrad.mathops import *  # noqa: F403  (mg.exp, mg.sum, mg.maximum, ...: the torch.* functions)
 from minigrad.memory import keep_freed_host_memory
 from minigrad.random import manual_seed
 from minigrad.serialization import CheckpointError, load, load_metadata, save
@@ -39,6 +40,7 @@ __all__ = [
     "load", "load_metadata", "manual_seed", "nn", "no_grad", "ones", "ones_like", "optim", "randn", "randn_like",
     "save", "set_grad_enabled", "stack", "tensor", "viz", "where", "zeros", "zeros_like",
 ]
+__all__ += mathops.__all__
 __version__ = "0.1.0"
 
 # Freed arrays stay in the heap for the next step instead of costing page faults (see memory.py).

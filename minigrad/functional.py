@@ -1,109 +1,219 @@
 """`minigrad.functional` (imported as F): the neural-network functions, as in `torch.nn.functional`.
 
-Each is a thin, typed front for an op class in `minigrad/ops/`; the math and its derivative are there.
-Read next: factories.py (making tensors), then random.py.
+Each is a thin, typed front for an op class in `minigrad/ops/`, where the math and its derivative are;
+the names, argument orders and defaults are PyTorch's. The losses are in losses.py and appear here too.
+Read next: losses.py, then factories.py (making tensors) and random.py.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
-from minigrad import random
+import numpy as np
+
+from minigrad import backend, random
 from minigrad.autograd import no_grad
 from minigrad.dtypes import result_type
-from minigrad.ops import elementwise, linalg, nn, shape
+from minigrad.losses import (  # noqa: F401  (F.cross_entropy and the other losses)
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    mse_loss,
+    nll_loss,
+)
+from minigrad.ops import activations, elementwise, linalg, nn, shape
 from minigrad.tensor import Tensor, _raw
 
 
-def softmax(x: Tensor, axis: int = -1) -> Tensor:
-    """exp(x) / sum(exp(x)) along `axis`: each slice becomes probabilities that sum to 1."""
-    return nn.Softmax.apply(x, axis=axis)
+def softmax(input: Tensor, dim: int | None = None, dtype: Any = None, *, axis: int | None = None) -> Tensor:
+    """exp(x) / sum(exp(x)) along `dim`: each slice becomes probabilities that sum to 1."""
+    return input.softmax(_required_dim("softmax", dim, axis), dtype=dtype)
 
 
-def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
-    """log(softmax(x)) along `axis`, computed as x - logsumexp(x) so that it never overflows."""
-    return nn.LogSoftmax.apply(x, axis=axis)
+def log_softmax(input: Tensor, dim: int | None = None, dtype: Any = None, *, axis: int | None = None) -> Tensor:
+    """log(softmax(x)) along `dim`, computed as x - logsumexp(x) so that it never overflows."""
+    return input.log_softmax(_required_dim("log_softmax", dim, axis), dtype=dtype)
 
 
-def gelu(x: Tensor) -> Tensor:
-    """GPT-2's tanh approximation (`torch.nn.functional.gelu(x, approximate="tanh")`)."""
-    return elementwise.GELU.apply(x)
+def _required_dim(op: str, dim: int | None, axis: int | None) -> int:
+    """`dim` (or its alias `axis`), which PyTorch requires: its old implicit choice depended on the rank."""
+    if dim is None and axis is None:
+        raise TypeError(f"{op}: pass dim (dim=-1 for the last axis), as PyTorch requires")
+    if dim is not None and axis is not None:
+        raise TypeError(f"{op}: pass dim or its alias axis, not both")
+    return dim if dim is not None else axis
 
 
-def relu(x: Tensor) -> Tensor:
+# Activations ---------------------------------------------------------------------------------------------------
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """x * Phi(x), Phi the standard normal CDF: PyTorch's exact GELU (nanoGPT's); approximate="tanh" is
+    GPT-2's tanh form x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))."""
+    return activations.gelu_op(approximate).apply(input)
+
+
+def relu(input: Tensor) -> Tensor:
     """max(x, 0), elementwise."""
-    return elementwise.ReLU.apply(x)
+    return activations.ReLU.apply(input)
 
 
-def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+def sigmoid(input: Tensor) -> Tensor:
+    """1 / (1 + exp(-x)), elementwise."""
+    return activations.Sigmoid.apply(input)
+
+
+def tanh(input: Tensor) -> Tensor:
+    """tanh(x), elementwise."""
+    return activations.Tanh.apply(input)
+
+
+def silu(input: Tensor) -> Tensor:
+    """x * sigmoid(x), elementwise (also called swish)."""
+    return activations.SiLU.apply(input)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + exp(beta x)) / beta, a smooth relu; x itself where beta x > threshold."""
+    return activations.Softplus.apply(input, beta=beta, threshold=threshold)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """x where x > 0, else negative_slope * x."""
+    return activations.LeakyReLU.apply(input, negative_slope=negative_slope)
+
+
+def elu(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """x where x > 0, else alpha * (exp(x) - 1)."""
+    return activations.ELU.apply(input, alpha=alpha)
+
+
+# Layers --------------------------------------------------------------------------------------------------------
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """x @ weight.T + bias, with weight (out_features, in_features) as in `torch.nn.functional.linear`."""
-    inputs = (x, weight) if bias is None else (x, weight, bias)
+    inputs = (input, weight) if bias is None else (input, weight, bias)
     return linalg.Linear.apply(*inputs)
 
 
-def cross_entropy(logits: Tensor, targets: Any, ignore_index: int | None = None) -> Tensor:
-    """Mean negative log-likelihood of integer `targets` under softmax(`logits`).
+def embedding(input: Any, weight: Tensor, padding_idx: int | None = None) -> Tensor:
+    """Rows of `weight` (num, dim) picked by integer ids `input` (any shape): output input.shape + (dim,).
 
-    logits (N, C) or (B, T, C); targets (N,) or (B, T). Rows whose target is `ignore_index` are left
-    out of the mean. A target outside 0..C-1 raises IndexError naming it.
+    The row `padding_idx` gets no gradient.
     """
-    return nn.CrossEntropy.apply(logits, targets=_raw(targets, logits.device), ignore_index=ignore_index)
+    if not isinstance(weight, Tensor) or weight.dtype.kind != "f":
+        raise TypeError("embedding: the arguments are (input, weight), as in PyTorch: integer ids first, then "
+                        "the float weight matrix")
+    ids = _raw(input, weight.device)
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"embedding: input must be integer ids, not {ids.dtype} (the arguments are (input, "
+                        "weight), as in PyTorch)")
+    if padding_idx is not None:
+        if not -weight.shape[0] <= padding_idx < weight.shape[0]:
+            raise ValueError(f"embedding: padding_idx {padding_idx} is out of range for {weight.shape[0]} rows")
+        padding_idx %= weight.shape[0]
+    return nn.Embedding.apply(weight, ids=ids, padding_idx=padding_idx)
 
 
-def embedding(weight: Tensor, ids: Any) -> Tensor:
-    """Rows of `weight` (num, dim) picked by integer `ids` (any shape): output ids.shape + (dim,)."""
-    return nn.Embedding.apply(weight, ids=_raw(ids, weight.device))
-
-
-def layer_norm(x: Tensor, weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
-    """Normalise over the last axis to mean 0 and variance 1, then scale by `weight` and shift by `bias`."""
-    inputs = [x] + [t for t in (weight, bias) if t is not None]
+def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise over the last len(normalized_shape) axes to mean 0 and variance 1 (the biased variance),
+    then scale by `weight` and shift by `bias` (each shaped normalized_shape)."""
+    normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if input.shape[input.ndim - len(normalized_shape):] != normalized_shape or not normalized_shape:
+        raise ValueError(f"layer_norm: normalized_shape {normalized_shape} must be the last axes of the input "
+                         f"{input.shape}")
     if weight is None and bias is not None:
         raise ValueError("layer_norm: a bias without a weight is not supported; pass weight=ones")
+    if len(normalized_shape) > 1:  # normalise the trailing axes as one
+        flat = layer_norm(input.reshape(*input.shape[:-len(normalized_shape)], -1), math.prod(normalized_shape),
+                          *(t.reshape(-1) for t in (weight, bias) if t is not None), eps=eps)
+        return flat.reshape(input.shape)
+    inputs = [input] + [t for t in (weight, bias) if t is not None]
     return nn.LayerNorm.apply(*inputs, eps=eps)
 
 
-def dropout(x: Tensor, p: float, training: bool = True) -> Tensor:
+def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     """Zero each element with probability `p` and scale the rest by 1/(1-p); identity when not training."""
     if not 0 <= p < 1:
         raise ValueError(f"dropout: p must be in [0, 1), got {p}")
     if not training or p == 0:
-        return x
-    keep = random.device_rng(x.device).random(x.shape, dtype=x.dtype) >= p
+        return input
+    keep = random.device_rng(input.device).random(input.shape, dtype=input.dtype) >= p
     # astype first: a bool mask times a Python float would be float64, whatever x's dtype.
-    return nn.Dropout.apply(x, keep=keep.astype(x.dtype) * (1 / (1 - p)))
+    return nn.Dropout.apply(input, keep=keep.astype(input.dtype) * (1 / (1 - p)))
 
 
+# Attention -----------------------------------------------------------------------------------------------------
 def scaled_dot_product_attention(
-    q: Tensor, k: Tensor, v: Tensor, is_causal: bool = False, mask: Any = None, scale: float | None = None,
-    dropout_p: float = 0.0,
+    query: Tensor, key: Tensor, value: Tensor, attn_mask: Any = None, dropout_p: float = 0.0,
+    is_causal: bool = False, scale: float | None = None,
 ) -> Tensor:
-    """softmax(q k^T / sqrt(d) + mask) v over the last two axes, (..., T, d) each.
+    """softmax(q k^T * scale + mask) v over the last two axes: q (..., L, E), k (..., S, E), v (..., S, Ev).
 
-    `is_causal` lets query i see keys up to its own position; when there are fewer queries than keys
-    (a KV cache), the queries are the last positions. `mask` is boolean (True = may attend, as in
-    PyTorch) or additive; masked scores are -inf, never a large finite number. `dropout_p` drops
-    attention probabilities (as nanoGPT's attn_dropout; pass 0 when not training, as with PyTorch's).
+    As in PyTorch: `scale` defaults to 1/sqrt(E); `is_causal` lets query i see keys 0..i (the lower triangle
+    of an (L, S) matrix, aligned top-left, so with L < S the queries are the *first* positions: a KV cache,
+    whose queries are the last ones, passes its own mask). `attn_mask` is boolean (True = may attend) or a
+    float added to the scores, broadcast to (..., L, S); it cannot be combined with is_causal. Masked scores
+    are -inf, never a large finite number; a query masked from every key gets an output of 0. `dropout_p`
+    drops attention probabilities (pass 0 when not training, as with PyTorch's).
     """
-    mask = None if mask is None else _raw(mask, q.device)
+    mask = _attention_mask(query, attn_mask, is_causal)
     keep = None
     if dropout_p > 0:
         if not dropout_p < 1:
             raise ValueError(f"scaled_dot_product_attention: dropout_p must be in [0, 1), got {dropout_p}")
-        shape = (*q.shape[:-1], k.shape[-2])  # (..., T_q, T_k), the probabilities' shape
-        keep = (random.device_rng(q.device).random(shape, dtype=q.dtype) >= dropout_p).astype(q.dtype)
-        keep *= 1 / (1 - dropout_p)
-    return nn.ScaledDotProductAttention.apply(q, k, v, is_causal=is_causal, mask=mask, scale=scale, keep=keep)
+        probs_shape = (*query.shape[:-1], key.shape[-2])  # (..., L, S)
+        keep = (random.device_rng(query.device).random(probs_shape, dtype=query.dtype) >= dropout_p)
+        keep = keep.astype(query.dtype) * (1 / (1 - dropout_p))
+    return nn.ScaledDotProductAttention.apply(query, key, value, is_causal=is_causal, mask=mask, scale=scale,
+                                              keep=keep)
+
+
+def _attention_mask(query: Tensor, attn_mask: Any, is_causal: bool) -> Any:
+    """The mask as a backend array on the query's device (or None), checked as PyTorch checks it."""
+    if attn_mask is None:
+        return None
+    if is_causal:
+        raise RuntimeError("scaled_dot_product_attention: pass attn_mask or is_causal=True, not both (as in "
+                           "PyTorch); fold the causal mask into attn_mask")
+    mask = _raw(attn_mask, query.device)
+    if mask.dtype != np.bool_ and mask.dtype.kind != "f":
+        raise TypeError(f"scaled_dot_product_attention: attn_mask must be boolean (True = may attend) or float "
+                        f"(added to the scores), not {mask.dtype}")
+    return mask
 
 
 @no_grad()
-def attention_probs(q: Tensor, k: Tensor, is_causal: bool = False, mask: Any = None,
+def attention_probs(query: Tensor, key: Tensor, attn_mask: Any = None, is_causal: bool = False,
                     scale: float | None = None) -> Tensor:
-    """The attention probabilities softmax(q k^T / sqrt(d) + mask), for inspection (no graph)."""
-    mask = None if mask is None else _raw(mask, q.device)
-    scale = scale if scale is not None else q.shape[-1] ** -0.5
-    return Tensor._make(nn.attention_scores(q.data, k.data, is_causal, mask, scale), False)
+    """The attention probabilities softmax(q k^T * scale + mask), for inspection (no graph); the arguments
+    mean what they mean for scaled_dot_product_attention."""
+    mask = _attention_mask(query, attn_mask, is_causal)
+    scale = scale if scale is not None else query.shape[-1] ** -0.5
+    return Tensor._make(nn.attention_scores(query.data, key.data, is_causal, mask, scale), False)
+
+
+# Tensors of classes and vectors --------------------------------------------------------------------------------
+def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
+    """Integer class ids (any shape) as int64 one-hot vectors: output shape tensor.shape + (num_classes,).
+
+    num_classes=-1 means the largest id + 1.
+    """
+    ids = (tensor if isinstance(tensor, Tensor) else Tensor(tensor)).data
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"one_hot: the input must be integer class ids, not {ids.dtype}")
+    if num_classes == -1:
+        if ids.size == 0:
+            raise RuntimeError("one_hot: cannot infer num_classes from an empty tensor; pass num_classes")
+        num_classes = int(ids.max()) + 1
+    nn.check_ids("one_hot", "class id", ids, num_classes)
+    xp = backend.get_array_module(ids)
+    return Tensor._make((ids[..., None] == xp.arange(num_classes)).astype(np.int64), False)
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """x / max(||x||_p, eps) along `dim`: unit vectors (a zero vector stays zero)."""
+    return input / input.norm(p, dim, keepdim=True).clamp(min=eps)
 
 
 def concat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> Tensor:

@@ -1,11 +1,11 @@
 """The fused ops, composed from primitive Tensor ops: slow, readable twins for learners.
 
-`minigrad/ops/nn.py` gives softmax, log_softmax, cross_entropy, layer_norm, attention and gelu each a
-hand-derived backward. Here each is written the way one first writes it on paper, with nothing but
-`+ - * / exp log sqrt tanh max sum mean @` and indexing, so autograd derives the backward by the chain
-rule through a dozen small nodes. tests/test_fused.py shows that both give the same values and the same
-gradients. Read a function here, then its fused twin, and the derivation in the twin's docstring is the
-sum of the chain rule steps here.
+`minigrad/ops/` gives softmax, log_softmax, logsumexp, cross_entropy, nll_loss, binary_cross_entropy,
+layer_norm, attention, embedding and both GELUs each a hand-derived backward. Here each is written the
+way one first writes it on paper, with nothing but `+ - * / exp log sqrt tanh erf max sum mean @` and
+indexing, so autograd derives the backward by the chain rule through a dozen small nodes.
+tests/test_fused.py shows that both give the same values and the same gradients. Read a function here,
+then its fused twin, and the derivation in the twin's docstring is the sum of the chain rule steps here.
 
 Nothing in minigrad calls this module: the fused ops are faster, keep fewer buffers alive, and cannot
 overflow where these might (see log_softmax).
@@ -18,42 +18,83 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.factories import arange, ones, tensor
+from minigrad.factories import arange, tensor
 from minigrad.functional import where
 from minigrad.tensor import Tensor
 
 
-def softmax(x: Tensor, axis: int = -1) -> Tensor:
+def softmax(x: Tensor, dim: int = -1) -> Tensor:
     """exp(x) / sum(exp(x)), after subtracting the maximum (softmax does not change when x shifts)."""
     # The shift is a constant as far as the result is concerned, so it need not be differentiated.
-    e = (x - x.max(axis=axis, keepdims=True).detach()).exp()
-    return e / e.sum(axis=axis, keepdims=True)
+    e = (x - x.amax(dim, keepdim=True).detach()).exp()
+    return e / e.sum(dim, keepdim=True)
 
 
-def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
+def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
     """x - log(sum(exp(x))), shifted by the maximum so that exp cannot overflow.
 
     The naive `softmax(x).log()` is the same function, but log(0) = -inf once a probability underflows.
     """
-    shifted = x - x.max(axis=axis, keepdims=True).detach()
-    return shifted - shifted.exp().sum(axis=axis, keepdims=True).log()
+    shifted = x - x.amax(dim, keepdim=True).detach()
+    return shifted - shifted.exp().sum(dim, keepdim=True).log()
 
 
-def cross_entropy(logits: Tensor, targets: Any, ignore_index: int | None = None) -> Tensor:
-    """Mean over the counted rows of -log_softmax(logits)[row, target]."""
-    num_classes = logits.shape[-1]
-    t = _ids(targets, logits.device).reshape(-1)  # (N,)
-    log_probs = log_softmax(logits.reshape(-1, num_classes))  # (N, C)
-    counted = ones(*t.shape, dtype=bool, device=logits.device) if ignore_index is None else t != ignore_index
-    picked = log_probs[arange(t.shape[0], device=logits.device), t * counted]  # an ignored row picks class 0...
-    weight = counted.astype(logits.dtype)  # ...and then weighs 0
-    return -(picked * weight).sum() / weight.sum()
+def logsumexp(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """m + log(sum(exp(x - m))) with m = max(x), a constant for the chain rule (the result does not depend on it)."""
+    m = x.amax(() if dim is None else dim, keepdim=True).detach()
+    y = m + (x - m).exp().sum(dim, keepdim=True).log()
+    return y if keepdim else y.reshape(x.sum(dim).shape)
+
+
+def cross_entropy(logits: Tensor, targets: Any, weight: Tensor | None = None, ignore_index: int = -100,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    """-(1 - eps) w_t log p[t] - eps / C sum_c w_c log p[c] per row, with p = softmax over the classes (dim 1)."""
+    log_probs, t, counted, w = _class_rows(log_softmax(logits, dim=1), targets, weight, ignore_index)
+    w_t = w[t] * counted  # (N,)
+    picked = log_probs[arange(t.shape[0], device=logits.device), t]  # (N,)
+    num_classes = logits.shape[1]
+    losses = -(1 - label_smoothing) * w_t * picked - label_smoothing / num_classes * (log_probs @ w) * counted
+    return _reduce(losses, w_t, reduction, _ids(targets, logits.device).shape)
+
+
+def nll_loss(log_probs: Tensor, targets: Any, weight: Tensor | None = None, ignore_index: int = -100,
+             reduction: str = "mean") -> Tensor:
+    """-w_t log_probs[t] per row (classes on dim 1), by indexing: its backward scatters into the picked entries."""
+    x, t, counted, w = _class_rows(log_probs, targets, weight, ignore_index)
+    w_t = w[t] * counted  # (N,)
+    losses = -w_t * x[arange(t.shape[0], device=log_probs.device), t]
+    return _reduce(losses, w_t, reduction, _ids(targets, log_probs.device).shape)
+
+
+def _class_rows(scores: Tensor, targets: Any, weight: Tensor | None, ignore_index: int) -> tuple:
+    """(N, C) rows, (N,) targets (ignored ones as class 0), their 0/1 counted flags and the class weights."""
+    num_classes = scores.shape[1]
+    rows = scores if scores.ndim == 2 else scores.reshape(scores.shape[0], num_classes, -1).swapaxes(1, 2).reshape(
+        -1, num_classes)  # (N, C, d) -> (N * d, C): one row per target
+    t = _ids(targets, scores.device).reshape(-1)  # (N,)
+    counted = (t != ignore_index).astype(scores.dtype)
+    t = t * (t != ignore_index)  # an ignored row picks class 0, then weighs 0
+    w = tensor(np.ones(num_classes), dtype=scores.dtype, device=scores.device) if weight is None else weight
+    return rows, t, counted, w
+
+
+def _reduce(losses: Tensor, w_t: Tensor, reduction: str, shape: tuple[int, ...]) -> Tensor:
+    """The reduction: the losses in the targets' shape ("none"), their sum, or their sum over the counted
+    targets' weights ("mean")."""
+    if reduction == "none":
+        return losses.reshape(shape)
+    return losses.sum() / w_t.sum() if reduction == "mean" else losses.sum()
+
+
+def binary_cross_entropy(p: Tensor, t: Tensor) -> Tensor:
+    """-(t log(p) + (1 - t) log(1 - p)), each log clamped at -100, elementwise."""
+    return -(t * p.log().clamp(min=-100) + (1 - t) * (1 - p).log().clamp(min=-100))
 
 
 def layer_norm(x: Tensor, weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """(x - mean) / sqrt(var + eps) over the last axis, then * weight + bias."""
-    centered = x - x.mean(axis=-1, keepdims=True)
-    var = (centered * centered).mean(axis=-1, keepdims=True)  # the population variance
+    centered = x - x.mean(-1, keepdim=True)
+    var = (centered * centered).mean(-1, keepdim=True)  # the population (biased) variance
     y = centered / (var + eps).sqrt()
     if weight is not None:
         y = y * weight
@@ -63,25 +104,29 @@ def layer_norm(x: Tensor, weight: Tensor | None = None, bias: Tensor | None = No
 
 
 def gelu(x: Tensor) -> Tensor:
+    """The exact GELU x * Phi(x), with the normal CDF Phi(x) = (1 + erf(x / sqrt(2))) / 2."""
+    return x * 0.5 * (1 + (x / math.sqrt(2)).erf())
+
+
+def gelu_tanh(x: Tensor) -> Tensor:
     """GPT-2's tanh approximation: x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))."""
     return 0.5 * x * (1 + (math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)).tanh())
 
 
-def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, is_causal: bool = False,
-                                 mask: Any = None) -> Tensor:
+def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Any = None,
+                                 is_causal: bool = False) -> Tensor:
     """softmax(q k^T / sqrt(d) + mask) v; masked scores are -inf (boolean mask: True = may attend)."""
     t_q, t_k = q.shape[-2], k.shape[-2]
     scores = (q @ k.swapaxes(-1, -2)) / math.sqrt(q.shape[-1])  # (..., T_q, T_k)
-    if is_causal:
-        # Query i is position i + T_k - T_q of the keys (the last positions, as with a KV cache).
-        scores = where(np.tri(t_q, t_k, t_k - t_q, dtype=bool), scores, -math.inf)
-    if mask is not None:
-        is_boolean = (mask.dtype if hasattr(mask, "dtype") else np.asarray(mask).dtype) == np.bool_
-        scores = where(mask, scores, -math.inf) if is_boolean else scores + mask
-    return softmax(scores, axis=-1) @ v
+    if is_causal:  # query i sees keys 0..i: the lower triangle, from the top-left corner (as PyTorch)
+        scores = where(np.tri(t_q, t_k, dtype=bool), scores, -math.inf)
+    if attn_mask is not None:
+        is_boolean = (attn_mask.dtype if hasattr(attn_mask, "dtype") else np.asarray(attn_mask).dtype) == np.bool_
+        scores = where(attn_mask, scores, -math.inf) if is_boolean else scores + attn_mask
+    return softmax(scores, dim=-1) @ v
 
 
-def embedding(weight: Tensor, ids: Any) -> Tensor:
+def embedding(ids: Any, weight: Tensor) -> Tensor:
     """Rows of weight picked by integer-array indexing; its backward scatter-adds, like the fused op's."""
     return weight[_ids(ids, weight.device)]
 

@@ -196,15 +196,20 @@ def test_every_op_keeps_the_float_dtype(device, dtype):
     results = [
         x + 1, 2 - x, x * w, x / 3, x**2, 2.0**x, -x, x @ x.swapaxes(-1, -2), x @ w,
         x.exp(), x.abs(), x.abs().sqrt(), x.abs().log(), x.tanh(), x.sigmoid(), x.relu(), x.gelu(),
-        x.sum(axis=1), x.mean(), x.max(axis=-1, keepdims=True), x.var(axis=(0, 2)),
+        x.sum(axis=1), x.mean(), x.amax(dim=-1, keepdim=True), x.max(-1).values, x.var(axis=(0, 2)),
+        x.min(), x.amin(1), x.std(1), x.prod(1), x.cumsum(2), x.logsumexp(2), x.norm(dim=2), x.clamp(-1, 1),
+        x.maximum(w), x.minimum(0.5), x.sign(), x.square(), x.abs().rsqrt(), x.sin(), x.cos(), x.erf(),
+        F.gelu(x, approximate="tanh"), F.silu(x), F.softplus(x), F.leaky_relu(x), F.elu(x), F.mse_loss(x, w),
+        F.binary_cross_entropy(x.sigmoid(), np.full(x.shape, 0.5)), F.binary_cross_entropy_with_logits(x, x.sigmoid()),
+        F.nll_loss(x.log_softmax(1), np.zeros((2, 4), dtype=np.int64)), F.normalize(x, dim=2),
         x.reshape(-1), x.permute(2, 0, 1), x.transpose(0, 2), x.mT, x[0, :, None], x[np.array([1, 1])],
         x[0, :, [1, 1]], x.unsqueeze(1).squeeze(), x.flatten(1), x.expand(2, 2, 3, 4), x.repeat(1, 2, 1),
         x.flip(0), x.tril(), x.gather(2, np.zeros((2, 3, 1), dtype=np.int64)), x.clone(), x.split(1)[0],
         x.softmax(), x.log_softmax(axis=0), x.masked_fill(np.eye(3, 4, dtype=bool), -1.0),
         mg.concat([x, x], axis=1), mg.stack([x, x]), mg.where(x > 0, x, 0.0),
-        F.cross_entropy(x, np.zeros((2, 3), dtype=np.int64)), F.embedding(x[0], np.array([0, 2])),
-        F.layer_norm(x, w, w), F.dropout(x, 0.5), F.gelu(x),
-        F.scaled_dot_product_attention(x, x, x, is_causal=True, mask=np.zeros((3, 3))),
+        F.cross_entropy(x, np.zeros((2, 4), dtype=np.int64)), F.embedding(np.array([0, 2]), x[0]),
+        F.layer_norm(x, 4, w, w), F.dropout(x, 0.5), F.gelu(x),
+        F.scaled_dot_product_attention(x, x, x, attn_mask=np.zeros((3, 3))),
     ]
     for i, y in enumerate(results):
         assert y.dtype == dtype, f"result {i} is {y.dtype}"

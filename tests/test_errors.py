@@ -41,19 +41,32 @@ def test_out_of_range_class_id_names_the_value_and_the_valid_range(device):
 def test_out_of_range_embedding_id_names_the_value_and_the_valid_range(device):
     weight = mg.zeros(10, 4, device=device)
     with pytest.raises(IndexError, match=r"embedding: id 10 is out of range; valid ids are 0\.\.9"):
-        F.embedding(weight, np.array([[3, 10]]))
+        F.embedding(np.array([[3, 10]]), weight)
 
 
 def test_non_integer_targets_and_ids_are_refused(device):
-    with pytest.raises(TypeError, match="cross_entropy: targets must be integer class ids, not float"):
+    with pytest.raises(TypeError, match="cross_entropy: target must be integer class ids, not float"):
         F.cross_entropy(mg.zeros(2, 3, device=device), np.array([0.0, 1.0]))
-    with pytest.raises(TypeError, match="embedding: ids must be integers, not float"):
-        F.embedding(mg.zeros(3, 2, device=device), np.array([0.0, 1.0]))
+    with pytest.raises(TypeError, match="embedding: input must be integer ids, not float"):
+        F.embedding(np.array([0.0, 1.0]), mg.zeros(3, 2, device=device))
+
+
+def test_embedding_with_its_arguments_swapped_says_so(device):
+    """PyTorch's order is (input, weight); minigrad's used to be (weight, ids): a clear error, never a guess."""
+    with pytest.raises(TypeError, match=r"embedding: the arguments are \(input, weight\), as in PyTorch"):
+        F.embedding(mg.zeros(3, 2, device=device), np.array([0, 1]))
 
 
 def test_targets_of_the_wrong_shape_are_named(device):
-    with pytest.raises(mg.ShapeError, match=r"logits \(2, 3, 5\) need targets \(2, 3\), got \(6,\)"):
-        F.cross_entropy(mg.zeros(2, 3, 5, device=device), np.zeros(6, dtype=np.int64))
+    with pytest.raises(mg.ShapeError, match=r"input \(2, 5, 3\) needs target shape \(2, 3\), got \(6,\)"):
+        F.cross_entropy(mg.zeros(2, 5, 3, device=device), np.zeros(6, dtype=np.int64))
+
+
+def test_cross_entropy_on_gpt_shaped_logits_says_to_reshape(device):
+    """(B, T, C) logits with (B, T) targets: PyTorch reads dim 1 as the classes, so this is an error that says
+    how nanoGPT reshapes, never a silent loss over the wrong axis."""
+    with pytest.raises(mg.ShapeError, match=r"the classes are on dim 1.*logits.reshape\(-1, C\)"):
+        F.cross_entropy(mg.zeros(2, 3, 5, device=device), np.zeros((2, 3), dtype=np.int64))
 
 
 def test_unsupported_dtype_is_named():

@@ -1,8 +1,8 @@
-"""Elementwise ops: arithmetic (with broadcasting and Python scalars), unary functions, masked_fill, where,
-and the comparisons that return boolean tensors.
+"""Elementwise ops: arithmetic (with broadcasting and Python scalars), unary functions, maximum/minimum, clamp,
+masked_fill, where, and the comparisons that return boolean tensors. (Activations: test_ops_activations.py.)
 
 Each test draws shapes and values with hypothesis and hands the op to `check_op` (tests/helpers.py).
-Read next: test_ops_reduce.py.
+Read next: test_ops_activations.py, then test_ops_reduce.py.
 """
 
 import math
@@ -16,17 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import minigrad as mg
-import minigrad.functional as F
 from minigrad.testing import strategies as S
-
-
-def np_gelu(x):
-    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
-
-
-def torch_gelu(x):
-    return torch.nn.functional.gelu(x, approximate="tanh")
-
 
 # name: (minigrad and torch function, NumPy function, the values it is smooth on)
 UNARY = {
@@ -34,10 +24,13 @@ UNARY = {
     "exp": (lambda x: x.exp(), np.exp, S.floats),
     "log": (lambda x: x.log(), np.log, S.positive_floats),
     "sqrt": (lambda x: x.sqrt(), np.sqrt, S.positive_floats),
-    "tanh": (lambda x: x.tanh(), np.tanh, S.floats),
-    "sigmoid": (lambda x: x.sigmoid(), lambda x: 1 / (1 + np.exp(-x)), S.floats),
-    "relu": (lambda x: x.relu(), lambda x: np.maximum(x, 0), lambda shape: S.floats(shape, avoid=(0,))),
+    "rsqrt": (lambda x: x.rsqrt(), lambda x: 1 / np.sqrt(x), S.positive_floats),
+    "square": (lambda x: x.square(), np.square, S.floats),
     "abs": (lambda x: x.abs(), np.abs, lambda shape: S.floats(shape, avoid=(0,))),
+    "sign": (lambda x: x.sign(), np.sign, lambda shape: S.floats(shape, avoid=(0,))),
+    "sin": (lambda x: x.sin(), np.sin, S.floats),
+    "cos": (lambda x: x.cos(), np.cos, S.floats),
+    "erf": (lambda x: x.erf(), np.vectorize(math.erf, otypes=[np.float64]), S.floats),
 }
 
 
@@ -47,14 +40,29 @@ UNARY = {
 def test_unary(name, device, data):
     fn, np_fn, values = UNARY[name]
     x = data.draw(values(S.shapes()))
-    check_op(fn, np_fn, [x], device, torch_fn=fn)
+    check_op(fn, np_fn, [x], device, torch_fn=fn, atol=1e-15, rtol=1e-14)
 
 
-@op_settings
-@given(x=S.floats(S.shapes()))
-def test_gelu_is_gpt2_tanh_approximation(device, x):
-    check_op(lambda t: t.gelu(), np_gelu, [x], device, torch_fn=torch_gelu)
-    check_op(F.gelu, np_gelu, [x], device, torch_fn=torch_gelu)
+@pytest.mark.parametrize("name", ["exp", "log", "sqrt", "rsqrt", "sin", "cos", "erf"])
+def test_integer_input_to_a_float_function_gives_float32(name, device):
+    """PyTorch's rule: exp([1, 2]) is float32 (the default float), not NumPy's float64."""
+    y = UNARY[name][0](mg.tensor([1, 2], device=device))
+    assert y.dtype == np.float32
+    np.testing.assert_allclose(y.numpy(), UNARY[name][1](np.array([1.0, 2.0])), rtol=1e-6)
+    if torch is not None:
+        assert UNARY[name][0](torch.tensor([1, 2])).dtype == torch.float32
+
+
+def test_integer_abs_sign_and_square_stay_integer(device):
+    x = mg.tensor([-2, 0, 3], device=device)
+    assert [y.dtype for y in (x.abs(), x.sign(), x.square(), -x)] == [np.int64] * 4
+    assert x.square().numpy().tolist() == [4, 0, 9]
+
+
+def test_sign_has_gradient_zero_and_abs_has_gradient_zero_at_zero(device):
+    x = mg.tensor([-2.0, 0.0, 3.0], requires_grad=True, device=device)
+    (x.sign() + x.abs()).sum().backward()
+    assert x.grad.numpy().tolist() == [-1.0, 0.0, 1.0]  # abs: sign(x), which is 0 at 0, as PyTorch
 
 
 # The same function works on minigrad tensors, NumPy arrays and torch tensors.
@@ -110,6 +118,14 @@ def test_scalar_operand_keeps_the_tensors_dtype(dtype):
         assert y.dtype == dtype
 
 
+def test_integer_to_a_fractional_power_is_float32_and_to_a_negative_one_an_error(device):
+    x = mg.tensor([1, 4], device=device)
+    assert (x**0.5).dtype == np.float32 and (x**0.5).numpy().tolist() == [1.0, 2.0]
+    assert (x**2).dtype == np.int64 and (x**2).numpy().tolist() == [1, 16]
+    with pytest.raises(RuntimeError, match="pow: integers to negative integer powers are not allowed"):
+        x**-2
+
+
 @op_settings
 @given(data=st.data())
 def test_pow_with_tensor_exponent(device, data):
@@ -117,6 +133,87 @@ def test_pow_with_tensor_exponent(device, data):
     base = data.draw(S.positive_floats(shape_a, low=0.5, high=2.0))  # d/db a**b = a**b log(a) needs a > 0
     exponent = data.draw(S.floats(shape_b, -2.0, 2.0))
     check_op(operator.pow, operator.pow, [base, exponent], device, torch_fn=operator.pow)
+
+
+def test_pow_with_tensor_exponent_at_base_zero_has_pytorchs_gradients(device):
+    """0 ** b is flat in b for b >= 0, and a ** 0 is flat in a: PyTorch's gradients there are 0, not nan."""
+    a = mg.tensor([0.0, 0.0, 0.0, 2.0, 0.0], dtype="float64", requires_grad=True, device=device)
+    b = mg.tensor([0.0, 2.0, 0.5, 0.0, -1.0], dtype="float64", requires_grad=True, device=device)
+    (a**b).sum().backward()
+    assert a.grad.numpy().tolist() == [0.0, 0.0, np.inf, 0.0, -np.inf]
+    assert b.grad.numpy().tolist() == [0.0, 0.0, 0.0, math.log(2), -np.inf]
+    if torch is not None:
+        ta, tb = (torch.tensor(t.numpy(), requires_grad=True) for t in (a, b))
+        (ta**tb).sum().backward()
+        assert ta.grad.tolist() == a.grad.numpy().tolist() and tb.grad.tolist() == b.grad.numpy().tolist()
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
+@op_settings
+@given(data=st.data())
+def test_maximum_and_minimum(name, device, data):
+    shape_a, shape_b = data.draw(S.broadcastable_shapes(2))
+    a = data.draw(S.floats(shape_a, avoid=(0,), gap=0.2))
+    b = data.draw(S.floats(shape_b, -0.1, 0.1))  # at least 0.1 from every a: no ties
+    torch_fn = (lambda x, y: getattr(torch, name)(x, y)) if torch is not None else None
+    check_op(lambda x, y: getattr(x, name)(y), getattr(np, name), [a, b], device, torch_fn=torch_fn)
+    check_op(lambda x, y: getattr(mg, name)(x, y), getattr(np, name), [a, b], device)
+
+
+def test_maximum_and_minimum_share_ties_and_let_nan_through(device):
+    """As PyTorch: a tie gives each side half the gradient; a NaN propagates and both sides get the gradient."""
+    a = mg.tensor([1.0, 2.0, np.nan, 3.0], requires_grad=True, device=device)
+    b = mg.tensor([1.0, 1.0, 0.0, np.nan], requires_grad=True, device=device)
+    y = mg.maximum(a, b)
+    np.testing.assert_array_equal(y.numpy(), [1.0, 2.0, np.nan, np.nan])
+    y.sum().backward()
+    assert a.grad.numpy().tolist() == [0.5, 1.0, 1.0, 1.0] and b.grad.numpy().tolist() == [0.5, 0.0, 1.0, 1.0]
+    a.grad = b.grad = None
+    a.minimum(b).sum().backward()
+    assert a.grad.numpy().tolist() == [0.5, 0.0, 1.0, 1.0] and b.grad.numpy().tolist() == [0.5, 1.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize("low, high", [(-1.0, 0.5), (None, 0.5), (-1.0, None)])
+@op_settings
+@given(x=S.floats(S.shapes(), avoid=(-1.0, 0.5)))
+def test_clamp_with_number_bounds(device, low, high, x):
+    check_op(lambda t: t.clamp(low, high), lambda a: np.clip(a, low, high), [x], device,
+             torch_fn=lambda t: t.clamp(low, high))
+    check_op(lambda t: mg.clip(t, min=low, max=high), lambda a: np.clip(a, low, high), [x], device)
+
+
+@op_settings
+@given(data=st.data())
+def test_clamp_with_tensor_bounds(device, data):
+    x = data.draw(S.floats(S.shapes(), avoid=(-1.0, 1.0), gap=0.3))
+    # Bounds that broadcast to x's shape (PyTorch's clamp cannot give x the gradient of a larger output).
+    shape_low, shape_high = (tuple(data.draw(st.sampled_from([1, n])) for n in x.shape) for _ in range(2))
+    low = data.draw(S.floats(shape_low, -1.1, -0.9))  # every bound at least 0.2 from every x: no ties
+    high = data.draw(S.floats(shape_high, 0.9, 1.1))
+    check_op(lambda t, lo, hi: t.clamp(lo, hi), lambda a, lo, hi: np.minimum(np.maximum(a, lo), hi),
+             [x, low, high], device, torch_fn=lambda t, lo, hi: t.clamp(lo, hi))
+
+
+def test_clamp_edges_go_to_the_input_and_crossed_bounds_to_max(device):
+    """x at a bound keeps its gradient; with min > max every element is max, as in PyTorch."""
+    x = mg.tensor([1.0, 2.0, 3.0, 0.5, 5.0], requires_grad=True, device=device)
+    low = mg.tensor([1.0, 1.0, 1.0, 1.0, 6.0], requires_grad=True, device=device)
+    high = mg.tensor([2.0, 2.0, 2.0, 2.0, 4.0], requires_grad=True, device=device)
+    y = x.clamp(low, high)
+    y.sum().backward()
+    assert y.numpy().tolist() == [1.0, 2.0, 2.0, 1.0, 4.0]
+    assert x.grad.numpy().tolist() == [1.0, 1.0, 0.0, 0.0, 0.0]
+    assert low.grad.numpy().tolist() == [0.0, 0.0, 0.0, 1.0, 0.0]
+    assert high.grad.numpy().tolist() == [0.0, 0.0, 1.0, 0.0, 1.0]
+
+
+def test_clamp_dtypes_and_errors(device):
+    x = mg.tensor([1, 5], device=device)
+    assert x.clamp(0, 3).dtype == np.int64 and x.clamp(0, 3).numpy().tolist() == [1, 3]
+    assert x.clamp(min=1.5).dtype == np.float32 and x.clamp(min=1.5).numpy().tolist() == [1.5, 5.0]
+    assert x.clamp(max=2).numpy().tolist() == [1, 2]
+    with pytest.raises(RuntimeError, match="clamp: at least one of min and max must not be None"):
+        x.clamp()
 
 
 @op_settings
@@ -183,8 +280,3 @@ def test_comparison_returns_a_bool_tensor_outside_the_graph(name, device, data):
         assert result.device == device
         np.testing.assert_array_equal(result.numpy(), expected)
 
-
-def test_relu_and_sigmoid_at_infinity(device):
-    x = mg.tensor([-np.inf, -1000.0, 1000.0, np.inf], device=device)
-    assert x.relu().numpy().tolist() == [0.0, 0.0, 1000.0, np.inf]  # not -inf * 0 = nan
-    assert x.sigmoid().numpy().tolist() == [0.0, 0.0, 1.0, 1.0]  # and exp(1000) never overflows

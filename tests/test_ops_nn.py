@@ -1,7 +1,8 @@
-"""The neural-network functions: softmax, log_softmax, cross_entropy, embedding, layer_norm, dropout and
-scaled_dot_product_attention (F.gelu is with the elementwise ops).
+"""The neural-network functions: softmax, log_softmax, embedding, layer_norm, dropout and
+scaled_dot_product_attention (activations: test_ops_activations.py; losses: test_ops_losses.py).
 
-Read next: test_fused.py, which shows each fused op equals its composed twin in minigrad/reference.py.
+Read next: test_ops_losses.py, then test_fused.py, which shows each fused op equals its composed twin in
+minigrad/reference.py.
 """
 
 import numpy as np
@@ -37,35 +38,26 @@ def test_softmax_and_log_softmax(device, data):
 
 def test_softmax_of_huge_logits_does_not_overflow(device):
     x = mg.tensor([1000.0, 1000.0, -1000.0], device=device)
-    np.testing.assert_allclose(F.softmax(x).numpy(), [0.5, 0.5, 0.0])
+    np.testing.assert_allclose(F.softmax(x, dim=0).numpy(), [0.5, 0.5, 0.0])
     np.testing.assert_allclose(x.log_softmax().numpy(), [-np.log(2), -np.log(2), -2000 - np.log(2)])
 
 
-# cross_entropy --------------------------------------------------------------------------------------------------
-def np_cross_entropy(logits, targets, ignore_index=None):
-    z, t = logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)
-    counted = np.ones(t.shape, bool) if ignore_index is None else t != ignore_index
-    picked = np_log_softmax(z, -1)[np.arange(len(t)), np.where(counted, t, 0)]
-    return -(picked * counted).sum() / counted.sum()
-
-
-@op_settings
-@given(drawn=S.logits_and_targets(), use_ignore_index=st.booleans())
-def test_cross_entropy(device, drawn, use_ignore_index):
-    logits, targets = drawn
-    if not use_ignore_index:
-        targets = np.maximum(targets, 0)
-    ignore_index = -100 if use_ignore_index else None
-    check_op(lambda z: F.cross_entropy(z, targets, ignore_index=ignore_index),
-             lambda z: np_cross_entropy(z, targets, ignore_index), [logits], device,
-             torch_fn=lambda z: torch.nn.functional.cross_entropy(
-                 z.reshape(-1, z.shape[-1]), torch.tensor(targets.reshape(-1)), ignore_index=-100))
-
-
-def test_cross_entropy_takes_targets_as_a_tensor(device):
-    logits = mg.tensor([[0.0, 0.0], [0.0, 0.0]], device=device)
-    loss = F.cross_entropy(logits, mg.tensor([0, 1], device=device))
-    assert loss.item() == pytest.approx(np.log(2))
+def test_softmax_dims_and_dtypes_as_pytorch(device):
+    x = mg.tensor([[1.0, 2.0], [3.0, 5.0]], device=device)
+    np.testing.assert_allclose(x.softmax(np.int64(0)).numpy(), x.softmax(axis=0).numpy())  # a NumPy int is a dim
+    np.testing.assert_allclose(F.softmax(x, 1).numpy(), x.softmax(-1).numpy())
+    ints = mg.tensor([1, 2], device=device)
+    with pytest.raises(NotImplementedError, match="softmax: not implemented for int64 tensors"):
+        ints.softmax(0)
+    with pytest.raises(NotImplementedError, match="log_softmax: not implemented for int64 tensors"):
+        F.log_softmax(ints, 0)
+    y = ints.softmax(0, dtype="float32")  # PyTorch's dtype= converts first
+    assert y.dtype == np.float32
+    np.testing.assert_allclose(y.numpy(), [1 / (1 + np.e), np.e / (1 + np.e)], rtol=1e-6)
+    with pytest.raises(TypeError, match="softmax: pass dim"):
+        F.softmax(x)  # PyTorch's implicit dim depended on the rank (dim 0 for 3-d input): never guessed here
+    with pytest.raises(IndexError, match="softmax: dim 2 is out of range"):
+        x.softmax(2)
 
 
 # embedding ------------------------------------------------------------------------------------------------------
@@ -74,14 +66,22 @@ def test_cross_entropy_takes_targets_as_a_tensor(device):
 def test_embedding(device, data):
     weight = data.draw(S.floats((data.draw(st.integers(1, 5)), data.draw(st.integers(1, 3)))))
     ids = data.draw(S.integer_ids(S.shapes(max_dims=2, max_side=4), weight.shape[0]))
-    check_op(lambda w: F.embedding(w, ids), lambda w: w[ids], [weight], device,
+    check_op(lambda w: F.embedding(ids, w), lambda w: w[ids], [weight], device,
              torch_fn=lambda w: torch.nn.functional.embedding(torch.tensor(ids), w))
 
 
 def test_embedding_of_a_repeated_id_accumulates_its_gradient(device):
     weight = mg.tensor(np.zeros((3, 2)), requires_grad=True, device=device)
-    F.embedding(weight, np.array([[2, 0, 2]])).sum().backward()
+    F.embedding(np.array([[2, 0, 2]]), weight).sum().backward()
     np.testing.assert_array_equal(weight.grad.numpy(), [[1.0, 1.0], [0.0, 0.0], [2.0, 2.0]])
+
+
+def test_embedding_padding_idx_gets_no_gradient(device):
+    weight = mg.tensor(np.ones((3, 2)), requires_grad=True, device=device)
+    F.embedding(mg.tensor([[2, 0, 2]], device=device), weight, padding_idx=-1).sum().backward()
+    np.testing.assert_array_equal(weight.grad.numpy(), [[1.0, 1.0], [0.0, 0.0], [0.0, 0.0]])
+    layer = mg.nn.Embedding(4, 3, padding_idx=1)
+    assert layer.weight.numpy()[1].tolist() == [0.0, 0.0, 0.0]  # as torch.nn.Embedding starts it
 
 
 # layer_norm -----------------------------------------------------------------------------------------------------
@@ -97,8 +97,36 @@ def test_layer_norm(device, affine, data):
         y = (a - a.mean(-1, keepdims=True)) / np.sqrt(a.var(-1, keepdims=True) + 1e-5)
         return y * (1 if w is None else w) + (0 if b is None else b)
 
-    check_op(F.layer_norm, np_layer_norm, [x, *params], device,
+    check_op(lambda a, *wb: F.layer_norm(a, a.shape[-1:], *wb), np_layer_norm, [x, *params], device,
              torch_fn=lambda a, *wb: torch.nn.functional.layer_norm(a, a.shape[-1:], *wb, eps=1e-5))
+
+
+def test_layer_norm_over_several_trailing_axes(device):
+    x = np.random.default_rng(0).standard_normal((2, 3, 4))
+    w, b = np.full((3, 4), 2.0), np.full((3, 4), 0.5)
+    y = F.layer_norm(mg.tensor(x, device=device), (3, 4), mg.tensor(w, device=device), mg.tensor(b, device=device))
+    flat = x.reshape(2, 12)
+    expected = (flat - flat.mean(1, keepdims=True)) / np.sqrt(flat.var(1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(y.numpy(), expected.reshape(2, 3, 4) * 2 + 0.5, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match=r"layer_norm: normalized_shape \(3,\) must be the last axes"):
+        F.layer_norm(mg.tensor(x), 3)
+
+
+def test_layer_norm_in_float16_computes_its_statistics_in_float32(device):
+    """A row spread by 300 has a variance far past float16's 65504: PyTorch normalises it in float32; a float16
+    variance would be inf and the whole row silently 0."""
+    x = mg.tensor([[300.0, -300.0, 10.0, 20.0]], dtype="float16", requires_grad=True, device=device)
+    w = mg.tensor(np.ones(4), dtype="float16", requires_grad=True, device=device)
+    y = F.layer_norm(x, 4, w)
+    assert y.dtype == np.float16
+    row = np.array([300.0, -300.0, 10.0, 20.0])
+    expected = (row - row.mean()) / np.sqrt(row.var() + 1e-5)
+    np.testing.assert_allclose(y.numpy()[0], expected, rtol=2e-3)
+    y.backward(np.ones((1, 4)))
+    assert x.grad.dtype == w.grad.dtype == np.float16 and np.isfinite(x.grad.numpy()).all()
+    if torch is not None:
+        theirs = torch.nn.functional.layer_norm(torch.tensor(x.numpy()), (4,))
+        np.testing.assert_allclose(y.numpy(), theirs.numpy(), rtol=1e-3)
 
 
 # dropout --------------------------------------------------------------------------------------------------------
@@ -139,19 +167,16 @@ def test_dropout_rejects_p_outside_0_1():
 # scaled_dot_product_attention ----------------------------------------------------------------------------------
 def np_attention(q, k, v, causal=False, mask=None):
     scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-    if causal:  # bottom-right aligned: the queries are the last positions of the keys
-        scores = np.where(np.tri(q.shape[-2], k.shape[-2], k.shape[-2] - q.shape[-2], dtype=bool), scores, -np.inf)
+    if causal:  # top-left aligned, as PyTorch: query i sees keys 0..i
+        scores = np.where(np.tri(q.shape[-2], k.shape[-2], dtype=bool), scores, -np.inf)
     if mask is not None:
         scores = np.where(mask, scores, -np.inf) if mask.dtype == bool else scores + mask
     return np_softmax(scores, -1) @ v
 
 
 def torch_attention(q, k, v, causal, mask):
-    if causal:  # torch aligns is_causal top-left when Tq < Tk; spell out the bottom-right mask
-        t_q, t_k = q.shape[-2], k.shape[-2]
-        mask = np.tri(t_q, t_k, t_k - t_q, dtype=bool)
     mask = None if mask is None else torch.tensor(mask)
-    return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal)
 
 
 @pytest.mark.parametrize("kind", ["plain", "causal", "boolean mask", "additive mask"])
@@ -160,23 +185,64 @@ def torch_attention(q, k, v, causal, mask):
 def test_scaled_dot_product_attention(device, kind, data):
     q, k, v, mask = data.draw(S.attention_inputs(kind))
     causal = kind == "causal"
-    check_op(lambda *qkv: F.scaled_dot_product_attention(*qkv, is_causal=causal, mask=mask),
+    check_op(lambda *qkv: F.scaled_dot_product_attention(*qkv, attn_mask=mask, is_causal=causal),
              lambda *qkv: np_attention(*qkv, causal=causal, mask=mask), [q, k, v], device,
              torch_fn=lambda *qkv: torch_attention(*qkv, causal, mask))
 
 
-def test_causal_attention_with_fewer_queries_than_keys_is_bottom_right_aligned(device):
-    """With a KV cache the one new query is the last position: it sees every key, as without the mask."""
-    q, k, v = (mg.randn(1, 2, n, 4, device=device) for n in (1, 5, 5))
-    np.testing.assert_allclose(F.scaled_dot_product_attention(q, k, v, is_causal=True).numpy(),
-                               F.scaled_dot_product_attention(q, k, v).numpy(), rtol=1e-5)
+def test_is_causal_is_aligned_top_left_as_in_pytorch(device):
+    """With fewer queries than keys, query i still sees keys 0..i (PyTorch's tril of an (L, S) matrix)."""
     probs = F.attention_probs(mg.randn(2, 4, device=device), mg.randn(3, 4, device=device), is_causal=True)
-    assert (probs.numpy() > 0).tolist() == [[True, True, False], [True, True, True]]
+    assert (probs.numpy() > 0).tolist() == [[True, False, False], [True, True, False]]
+    if torch is not None:
+        q, k, v = torch.eye(2)[None], torch.eye(3, 2)[None], torch.arange(3.0)[None, :, None]
+        ours = F.scaled_dot_product_attention(*(mg.tensor(t.numpy()) for t in (q, k, v)), is_causal=True)
+        theirs = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+def test_a_bottom_right_mask_for_queries_that_are_the_last_positions(device):
+    """What a KV cache passes: the one new query is the last position and sees every key."""
+    q, k, v = (mg.randn(1, 2, n, 4, device=device) for n in (1, 5, 5))
+    last = np.tri(1, 5, 4, dtype=bool)
+    np.testing.assert_allclose(F.scaled_dot_product_attention(q, k, v, attn_mask=last).numpy(),
+                               F.scaled_dot_product_attention(q, k, v).numpy(), rtol=1e-5)
+
+
+def test_a_query_masked_from_every_key_gives_zeros_as_in_pytorch(device):
+    q = mg.tensor([[[1.0, 2.0], [3.0, 4.0]]], requires_grad=True, device=device)
+    mask = np.array([[False, False], [True, True]])
+    y = F.scaled_dot_product_attention(q, q, q, attn_mask=mask)
+    assert y.numpy()[0, 0].tolist() == [0.0, 0.0] and np.isfinite(y.numpy()).all()
+    y.sum().backward()
+    assert np.isfinite(q.grad.numpy()).all()
+    additive = F.scaled_dot_product_attention(q, q, q, attn_mask=np.where(mask, 0.0, -np.inf))
+    np.testing.assert_allclose(additive.numpy(), y.numpy())
+    if torch is not None:
+        tq = torch.tensor(q.numpy(), requires_grad=True)
+        ty = torch.nn.functional.scaled_dot_product_attention(tq, tq, tq, attn_mask=torch.tensor(mask))
+        ty.sum().backward()
+        np.testing.assert_allclose(y.numpy(), ty.detach().numpy(), rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(q.grad.numpy(), tq.grad.numpy(), rtol=1e-4, atol=1e-6)
+
+
+def test_attention_mask_with_is_causal_and_integer_masks_are_refused(device):
+    q = mg.zeros(1, 2, 4, device=device)
+    with pytest.raises(RuntimeError, match="pass attn_mask or is_causal=True, not both"):
+        F.scaled_dot_product_attention(q, q, q, attn_mask=np.ones((2, 2), dtype=bool), is_causal=True)
+    with pytest.raises(TypeError, match="attn_mask must be boolean .* or float .*, not int64"):
+        F.scaled_dot_product_attention(q, q, q, attn_mask=np.ones((2, 2), dtype=np.int64))
+
+
+def test_attention_scale_is_pytorchs(device):
+    q, k, v = (mg.randn(2, 3, 4, dtype="float64", device=device) for _ in range(3))
+    scaled = F.scaled_dot_product_attention(q, k, v, scale=0.1)
+    np.testing.assert_allclose(scaled.numpy(), F.scaled_dot_product_attention(q * (0.1 * 2), k, v).numpy())
 
 
 def test_attention_keeps_float32_with_a_float64_additive_mask(device):
     q = mg.randn(2, 3, 4, device=device)
-    assert F.scaled_dot_product_attention(q, q, q, mask=np.zeros((3, 3))).dtype == np.float32
+    assert F.scaled_dot_product_attention(q, q, q, attn_mask=np.zeros((3, 3))).dtype == np.float32
 
 
 def test_attention_dropout_has_the_right_gradient_for_a_fixed_mask(device):
@@ -187,7 +253,7 @@ def test_attention_dropout_has_the_right_gradient_for_a_fixed_mask(device):
 
     def attend(q, k, v):
         mg.manual_seed(3)
-        return F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=0.4)
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=0.4, is_causal=True)
 
     assert mg.gradcheck(attend, [q, k, v])
     kept = attend(q, k, v).numpy()

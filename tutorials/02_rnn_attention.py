@@ -108,7 +108,8 @@ class CharRNN(nn.Module):
     def forward(self, ids, targets=None):
         states = self.run(self.emb(ids))
         logits = self.head(mg.stack(states, axis=1))  # (B, T, vocab)
-        loss = None if targets is None else F.cross_entropy(logits, targets)
+        # cross_entropy wants the classes on dim 1 (as PyTorch): one row per position, (B*T, vocab) and (B*T,)
+        loss = None if targets is None else F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
         return logits, loss
 
 
@@ -382,7 +383,8 @@ def train_seq2seq(attention, steps):
         length = int(rng.integers(2, MAX_LEN + 1))  # one length per batch: no padding needed
         src, dec_in, target = copy_batch(rng, 64, length)
         # forward
-        loss = F.cross_entropy(model(src, dec_in), target)
+        logits = model(src, dec_in)  # (B, L, K)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1))
         # backward
         optimizer.zero_grad()
         loss.backward()

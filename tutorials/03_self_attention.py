@@ -72,9 +72,9 @@ print("quick mode" if QUICK else "full mode")
 
 # %%
 def softmax_by_hand(s):
-    s = s - s.max(axis=-1, keepdims=True).detach()  # shift for stability; softmax(s - c) == softmax(s)
+    s = s - s.amax(dim=-1, keepdim=True).detach()  # shift for stability; softmax(s - c) == softmax(s)
     e = s.exp()
-    return e / e.sum(axis=-1, keepdims=True)
+    return e / e.sum(dim=-1, keepdim=True)
 
 
 def attention_by_hand(q, k, v, scale=True, causal=False):

@@ -329,7 +329,7 @@ def batch_norm(x: np.ndarray, eps: float = 1e-5) -> np.ndarray:
 
 def layer_norm(x: np.ndarray) -> np.ndarray:
     """LayerNorm through minigrad (weight 1, bias 0): each row normalised over its own features."""
-    return F.layer_norm(mg.tensor(x)).numpy()
+    return F.layer_norm(mg.tensor(x), x.shape[-1]).numpy()
 
 
 rng = np.random.default_rng(0)

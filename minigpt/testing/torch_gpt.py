@@ -1,6 +1,6 @@
 """A nanoGPT-layout GPT in PyTorch: the reference oracle for minigpt's tests and benchmarks.
 
-It follows nanoGPT's model.py (learned positions, pre-LN, tanh GELU, tied embeddings, causal SDPA) and has
+It follows nanoGPT's model.py (learned positions, pre-LN, exact GELU, tied embeddings, causal SDPA) and has
 the same parameter names, so `load_minigpt(model)` copies a minigpt GPT into it through `to_nanogpt` and the
 two compute the same function. Imports torch; minigpt itself never imports this module.
 """
@@ -40,10 +40,11 @@ class MLP(tnn.Module):
     def __init__(self, config: GPTConfig) -> None:
         super().__init__()
         self.c_fc = tnn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
+        self.gelu = tnn.GELU()
         self.c_proj = tnn.Linear(4 * config.n_embd, config.n_embd, bias=config.bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.c_proj(TF.gelu(self.c_fc(x), approximate="tanh"))
+        return self.c_proj(self.gelu(self.c_fc(x)))
 
 
 class Block(tnn.Module):

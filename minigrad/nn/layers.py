@@ -1,8 +1,9 @@
 """The layers a GPT is built from, with PyTorch's names, shapes and default initialisation.
 
 Each is a `Module` (module.py) whose `forward` calls one function of `minigrad.functional`, where the
-op and its derivative live. Containers (`Sequential`, `ModuleList`) come last.
-Read next: init.py, then ../optim/.
+op and its derivative live. Containers (`Sequential`, `ModuleList`) come last; the activation modules
+(`nn.GELU`, `nn.ReLU`, ...) are in activations.py and the losses (`nn.CrossEntropyLoss`, ...) in losses.py.
+Read next: activations.py, losses.py, then init.py and ../optim/.
 """
 
 from __future__ import annotations
@@ -39,21 +40,26 @@ class Linear(Module):
 class Embedding(Module):
     """A lookup table: row i of `weight` (num_embeddings, embedding_dim) is the vector of id i."""
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, device: Any = None, dtype: Any = np.float32) -> None:
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None, device: Any = None,
+                 dtype: Any = np.float32) -> None:
         super().__init__()
-        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
         self.weight = Parameter(np.zeros((num_embeddings, embedding_dim)), dtype=dtype, device=device)
         init.normal_(self.weight)
+        if padding_idx is not None:  # PyTorch starts the padding row at zero (and never updates it)
+            self.weight.data[padding_idx] = 0
 
     def forward(self, ids: Any) -> Tensor:
-        return F.embedding(self.weight, ids)
+        return F.embedding(ids, self.weight, self.padding_idx)
 
     def extra_repr(self) -> str:
-        return f"{self.num_embeddings}, {self.embedding_dim}"
+        padding = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
+        return f"{self.num_embeddings}, {self.embedding_dim}{padding}"
 
 
 class LayerNorm(Module):
-    """Normalise the last axis to mean 0, variance 1, then scale (weight) and shift (bias)."""
+    """Normalise the last axis to mean 0, variance 1 (the biased variance, as PyTorch), then scale (weight) and
+    shift (bias)."""
 
     def __init__(self, normalized_shape: int, eps: float = 1e-5, bias: bool = True, device: Any = None,
                  dtype: Any = np.float32) -> None:
@@ -63,7 +69,7 @@ class LayerNorm(Module):
         self.bias = Parameter(np.zeros(normalized_shape), dtype=dtype, device=device) if bias else None
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.layer_norm(x, self.weight, self.bias, self.eps)
+        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
         return f"{self.normalized_shape}, eps={self.eps}"
@@ -83,27 +89,6 @@ class Dropout(Module):
 
     def extra_repr(self) -> str:
         return f"p={self.p}"
-
-
-class GELU(Module):
-    """GPT-2's GELU (tanh approximation)."""
-
-    def forward(self, x: Tensor) -> Tensor:
-        return x.gelu()
-
-
-class ReLU(Module):
-    """max(x, 0)."""
-
-    def forward(self, x: Tensor) -> Tensor:
-        return x.relu()
-
-
-class Tanh(Module):
-    """tanh(x)."""
-
-    def forward(self, x: Tensor) -> Tensor:
-        return x.tanh()
 
 
 class Sequential(Module):

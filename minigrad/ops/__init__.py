@@ -1,8 +1,9 @@
-"""The ops, one class each, grouped by kind: elementwise, reduce, shape, indexing, linalg and fused nn ops.
+"""The ops, one class each, grouped by kind: elementwise, activations, reduce, shape, indexing, linalg, the fused
+neural-network ops (nn) and losses; special.py holds erf, which NumPy lacks.
 
 Read elementwise.py first: its ops are the chain rule at its simplest.
 """
 
-from minigrad.ops import elementwise, indexing, linalg, nn, reduce, shape
+from minigrad.ops import activations, elementwise, indexing, linalg, losses, nn, reduce, shape, special
 
-__all__ = ["elementwise", "indexing", "linalg", "nn", "reduce", "shape"]
+__all__ = ["activations", "elementwise", "indexing", "linalg", "losses", "nn", "reduce", "shape", "special"]

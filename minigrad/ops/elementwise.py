@@ -2,8 +2,10 @@
 
 So each backward is "upstream gradient times local derivative", elementwise: gx = gy * dy/dx.
 Binary ops broadcast as NumPy does; their backward returns gradients in the broadcast shape and the
-engine (autograd.sum_to) sums them back to each input's shape.
-Read next: reduce.py.
+engine (autograd.sum_to) sums them back to each input's shape. Functions that only make sense on real
+numbers (exp, log, sqrt, sin, erf, ...) turn integer input into float32, the default float, as PyTorch does.
+The activation functions (relu, sigmoid, gelu, ...) are in activations.py.
+Read next: activations.py, then reduce.py.
 """
 
 from __future__ import annotations
@@ -11,8 +13,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from minigrad.backend import get_array_module
 from minigrad.function import Function
+from minigrad.ops import special
 
 
 class Add(Function):
@@ -69,12 +74,23 @@ class Neg(Function):
         return -gy
 
 
+def to_float(x: Any) -> Any:
+    """An integer or bool array as float32 (PyTorch's default float), so exp([1, 2]) is float32, not float64."""
+    return x if x.dtype.kind == "f" else x.astype(np.float32)
+
+
 class PowScalar(Function):
     """y = x ** c for a constant c;  dy/dx = c * x ** (c - 1)."""
 
     exponent: float
 
     def forward(self, x):
+        if x.dtype.kind != "f":
+            if isinstance(self.exponent, float):
+                x = x.astype(np.float32)  # int ** 0.5 is a float32, as in PyTorch
+            elif self.exponent < 0:
+                raise RuntimeError(f"pow: integers to negative integer powers are not allowed ({x.dtype} ** "
+                                   f"{self.exponent}); use a float tensor")
         self.x = x
         return x**self.exponent
 
@@ -85,7 +101,11 @@ class PowScalar(Function):
 
 
 class Pow(Function):
-    """y = a ** b;  dy/da = b * a ** (b - 1), dy/db = y * log(a)  (a > 0 where b is differentiated)."""
+    """y = a ** b;  dy/da = b * a ** (b - 1), dy/db = y * log(a).
+
+    Where a = 0 the formulas meet 0 * inf; PyTorch's limits are used: dy/da = 0 where b = 0, and
+    dy/db = 0 where b >= 0 (0 ** b is flat there), -inf or nan elsewhere, as log(0) makes it.
+    """
 
     def forward(self, a, b):
         self.a, self.b = a, b
@@ -94,8 +114,12 @@ class Pow(Function):
 
     def backward(self, gy):
         xp = get_array_module(gy)
-        ga = gy * self.b * self.a ** (self.b - 1)
-        gb = gy * self.y * xp.log(self.a) if self.needs_input_grad[1] else None
+        a, b = self.a, self.b
+        ga = gb = None
+        if self.needs_input_grad[0]:
+            ga = gy * xp.where(b == 0, 0, b * a ** (b - 1))
+        if self.needs_input_grad[1]:
+            gb = gy * xp.where((a == 0) & (b >= 0), 0, self.y * xp.log(a))
         return ga, gb
 
 
@@ -103,7 +127,7 @@ class Exp(Function):
     """y = exp(x);  dy/dx = exp(x) = y."""
 
     def forward(self, x):
-        self.y = get_array_module(x).exp(x)
+        self.y = get_array_module(x).exp(to_float(x))
         return self.y
 
     def backward(self, gy):
@@ -114,8 +138,8 @@ class Log(Function):
     """y = log(x);  dy/dx = 1 / x."""
 
     def forward(self, x):
-        self.x = x
-        return get_array_module(x).log(x)
+        self.x = to_float(x)
+        return get_array_module(x).log(self.x)
 
     def backward(self, gy):
         return gy / self.x
@@ -125,50 +149,37 @@ class Sqrt(Function):
     """y = sqrt(x);  dy/dx = 1 / (2 sqrt(x)) = 0.5 / y."""
 
     def forward(self, x):
-        self.y = get_array_module(x).sqrt(x)
+        self.y = get_array_module(x).sqrt(to_float(x))
         return self.y
 
     def backward(self, gy):
         return gy * 0.5 / self.y
 
 
-class Tanh(Function):
-    """y = tanh(x);  dy/dx = 1 - y**2."""
+class Rsqrt(Function):
+    """y = 1 / sqrt(x);  dy/dx = -1 / (2 x**1.5) = -0.5 y**3."""
 
     def forward(self, x):
-        self.y = get_array_module(x).tanh(x)
+        self.y = 1 / get_array_module(x).sqrt(to_float(x))
         return self.y
 
     def backward(self, gy):
-        return gy * (1 - self.y * self.y)
+        return gy * (-0.5 * self.y * self.y * self.y)
 
 
-class Sigmoid(Function):
-    """y = 1 / (1 + exp(-x));  dy/dx = y * (1 - y)."""
-
-    def forward(self, x):
-        xp = get_array_module(x)
-        # 0.5 * (1 + tanh(x / 2)) is the same function, and it never overflows exp(-x) for x << 0.
-        self.y = 0.5 * (1 + xp.tanh(0.5 * x))
-        return self.y
-
-    def backward(self, gy):
-        return gy * self.y * (1 - self.y)
-
-
-class ReLU(Function):
-    """y = max(x, 0);  dy/dx = 1 where x > 0, else 0."""
+class Square(Function):
+    """y = x**2;  dy/dx = 2x."""
 
     def forward(self, x):
-        self.positive = x > 0
-        return get_array_module(x).maximum(x, 0)  # not x * positive: -inf * 0 would be nan
+        self.x = x
+        return x * x
 
     def backward(self, gy):
-        return gy * self.positive
+        return gy * (2 * self.x)
 
 
 class Abs(Function):
-    """y = |x|;  dy/dx = sign(x)."""
+    """y = |x|;  dy/dx = sign(x) (0 at x = 0, as in PyTorch)."""
 
     def forward(self, x):
         xp = get_array_module(x)
@@ -179,48 +190,100 @@ class Abs(Function):
         return gy * self.sign
 
 
-GELU_C = math.sqrt(2 / math.pi)
-GELU_A = 0.044715
-
-
-class GELU(Function):
-    """GPT-2's tanh approximation: y = x/2 (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x**3).
-
-    dy/dx = (1 + t)/2 + x/2 (1 - t**2) du/dx, with t = tanh(u), du/dx = sqrt(2/pi) (1 + 3 * 0.044715 x**2).
-    Both directions are written in place, one line per factor, so they make two arrays instead of ten
-    (minigrad/reference.py has the plain formula, and tests/test_fused.py checks that the two agree).
-    """
+class Sign(Function):
+    """y = sign(x) (-1, 0 or 1);  dy/dx = 0 (a step function: flat wherever it has a slope)."""
 
     def forward(self, x):
-        xp = get_array_module(x)
-        self.x = x
-        t = xp.multiply(x, x, out=xp.empty_like(x))  # (an array even for 0-d x, so tanh can write into it)
-        t *= GELU_A
-        t += 1
-        t *= x
-        t *= GELU_C  # u = C x (1 + A x**2)
-        self.t = xp.tanh(t, out=t)
-        y = t + 1
-        y *= x
-        y *= 0.5  # y = x/2 (1 + t)
-        return y
+        return get_array_module(x).sign(x)
 
     def backward(self, gy):
-        x, t = self.x, self.t
-        gx = x * x
-        gx *= 3 * GELU_A
-        gx += 1
-        gx *= GELU_C
-        gx *= x  # x du/dx
-        sech2 = t * t
-        sech2 *= -1
-        sech2 += 1  # 1 - t**2
-        gx *= sech2
-        gx += t
-        gx += 1
-        gx *= 0.5  # dy/dx = (1 + t + x (1 - t**2) du/dx) / 2
-        gx *= gy
-        return gx
+        return get_array_module(gy).zeros_like(gy)
+
+
+class Sin(Function):
+    """y = sin(x);  dy/dx = cos(x)."""
+
+    def forward(self, x):
+        self.x = to_float(x)
+        return get_array_module(x).sin(self.x)
+
+    def backward(self, gy):
+        return gy * get_array_module(gy).cos(self.x)
+
+
+class Cos(Function):
+    """y = cos(x);  dy/dx = -sin(x)."""
+
+    def forward(self, x):
+        self.x = to_float(x)
+        return get_array_module(x).cos(self.x)
+
+    def backward(self, gy):
+        return gy * -get_array_module(gy).sin(self.x)
+
+
+class Erf(Function):
+    """y = erf(x) (special.py);  dy/dx = 2/sqrt(pi) exp(-x**2)."""
+
+    def forward(self, x):
+        self.x = to_float(x)
+        return special.erf(self.x)
+
+    def backward(self, gy):
+        return gy * (2 / math.sqrt(math.pi)) * get_array_module(gy).exp(-(self.x * self.x))
+
+
+class Maximum(Function):
+    """y = max(a, b) elementwise;  dy/da = 1 where a > b, 1/2 where a = b, 0 where a < b (likewise for b).
+
+    A NaN wins and propagates; both inputs then get the gradient, as in PyTorch.
+    """
+
+    def forward(self, a, b):
+        self.a, self.b = a, b
+        return get_array_module(a).maximum(a, b)
+
+    def backward(self, gy):
+        return split_at_ties(gy, self.a, self.b, self.a < self.b, self.b < self.a)
+
+
+class Minimum(Function):
+    """y = min(a, b) elementwise;  dy/da = 1 where a < b, 1/2 where a = b, 0 where a > b (likewise for b)."""
+
+    def forward(self, a, b):
+        self.a, self.b = a, b
+        return get_array_module(a).minimum(a, b)
+
+    def backward(self, gy):
+        return split_at_ties(gy, self.a, self.b, self.a > self.b, self.b > self.a)
+
+
+def split_at_ties(gy: Any, a: Any, b: Any, a_loses: Any, b_loses: Any) -> tuple[Any, Any]:
+    """The gradients of max(a, b) or min(a, b): none to the loser, half each at a tie."""
+    xp = get_array_module(gy)
+    half = xp.where(a == b, 0.5, 1.0).astype(gy.dtype)
+    return xp.where(a_loses, 0, gy * half), xp.where(b_loses, 0, gy * half)
+
+
+class Clamp(Function):
+    """y = min(max(x, low), high);  dy/dx = 1 where low <= x <= high, dy/dlow = 1 where x < low <= high,
+    dy/dhigh = 1 where max(x, low) > high; 0 elsewhere (PyTorch's choice at the edges: x keeps them).
+
+    `low` and `high` are arrays (0-d for a number); a missing bound is -inf or +inf.
+    """
+
+    def forward(self, x, low, high):
+        xp = get_array_module(x)
+        self.x, self.low, self.high = x, low, high
+        return xp.minimum(xp.maximum(x, low), high)
+
+    def backward(self, gy):
+        xp = get_array_module(gy)
+        x, low, high = self.x, self.low, self.high
+        gx = gy * ((x >= low) & (x <= high))
+        glow = gy * ((x < low) & (low <= high)) if self.needs_input_grad[1] else None
+        ghigh = gy * (xp.maximum(x, low) > high) if self.needs_input_grad[2] else None
+        return gx, glow, ghigh
 
 
 class MaskedFill(Function):

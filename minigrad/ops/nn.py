@@ -3,7 +3,8 @@
 Every op here could be composed from the primitive ops (minigrad/reference.py does exactly that,
 and tests/test_fused.py shows both agree). Fusing them keeps fewer temporaries alive, skips many
 small graph nodes, and lets us subtract the row maximum before `exp`, so large logits never overflow.
-Read next: minigrad/functional.py, which exposes these as F.softmax, F.cross_entropy, ...
+Read next: losses.py (the fused losses), then minigrad/functional.py, which exposes these as F.softmax,
+F.layer_norm, F.cross_entropy, ...
 """
 
 from __future__ import annotations
@@ -12,22 +13,30 @@ import functools
 import math
 from typing import Any
 
+import numpy as np
+
 from minigrad import backend
 from minigrad.backend import get_array_module
 from minigrad.function import Function
+from minigrad.ops.activations import require_float
 from minigrad.tensor import ShapeError
 
 
-def stable_softmax(x: Any, axis: int, overwrite: bool = False) -> Any:
+def stable_softmax(x: Any, axis: int, overwrite: bool = False, safe: bool = False) -> Any:
     """softmax(x) = exp(x - max(x)) / sum(exp(x - max(x))): the same value, and exp never overflows.
 
     The three passes run in place on one new array; with `overwrite`, on x itself (no array as large
-    as x is made: attention uses this for its (T, T) scores).
+    as x is made: attention uses this for its (T, T) scores). With `safe`, a slice that is all -inf
+    (a query masked from every key) gets zeros instead of 0/0 = nan, as PyTorch's attention does.
     """
     xp = get_array_module(x)
-    e = xp.subtract(x, x.max(axis=axis, keepdims=True), out=x if overwrite else None)
+    m = x.max(axis=axis, keepdims=True)
+    if safe:
+        m = xp.where(m == -xp.inf, 0, m)
+    e = xp.subtract(x, m, out=x if overwrite else None)
     xp.exp(e, out=e)
-    e /= e.sum(axis=axis, keepdims=True)
+    total = e.sum(axis=axis, keepdims=True)
+    e /= xp.where(total == 0, 1, total) if safe else total
     return e
 
 
@@ -44,7 +53,7 @@ class Softmax(Function):
     axis: int
 
     def forward(self, x):
-        self.y = stable_softmax(x, self.axis)
+        self.y = stable_softmax(require_float("softmax", x), self.axis)
         return self.y
 
     def backward(self, gy):
@@ -58,49 +67,12 @@ class LogSoftmax(Function):
     axis: int
 
     def forward(self, x):
-        self.y = stable_log_softmax(x, self.axis)
+        self.y = stable_log_softmax(require_float("log_softmax", x), self.axis)
         return self.y
 
     def backward(self, gy):
         xp = get_array_module(gy)
         return gy - xp.exp(self.y) * gy.sum(axis=self.axis, keepdims=True)
-
-
-class CrossEntropy(Function):
-    """loss = mean over counted rows of -log softmax(z)[target];  gz = (softmax(z) - onehot(target)) / n.
-
-    Rows whose target equals `ignore_index` are not counted and get no gradient; when every row is
-    ignored, the mean is 0/0 = nan, as in PyTorch.
-    """
-
-    targets: Any
-    ignore_index: int | None
-
-    def forward(self, logits):
-        xp = get_array_module(logits)
-        num_classes = logits.shape[-1]
-        targets = self.targets
-        if targets.dtype.kind not in "iu":
-            raise TypeError(f"cross_entropy: targets must be integer class ids, not {targets.dtype}")
-        if targets.shape != logits.shape[:-1]:
-            raise ShapeError(f"cross_entropy: logits {logits.shape} need targets {logits.shape[:-1]}, "
-                             f"got {targets.shape}")
-        z = logits.reshape(-1, num_classes)  # (N, C)
-        t = targets.reshape(-1)  # (N,)
-        counted = xp.ones(t.shape, dtype=bool) if self.ignore_index is None else t != self.ignore_index
-        check_ids("cross_entropy", "target", t[counted], num_classes)
-        t = xp.where(counted, t, 0)  # any valid row for the ignored ones; their weight is 0
-        log_probs = stable_log_softmax(z, axis=-1)
-        rows = xp.arange(t.shape[0])
-        self.weight = (counted / counted.sum()).astype(z.dtype)  # 1/n for counted rows, 0 otherwise
-        self.probs, self.t, self.rows, self.shape = xp.exp(log_probs), t, rows, logits.shape
-        return -(log_probs[rows, t] * self.weight).sum()
-
-    def backward(self, gy):
-        gz = self.probs.copy()
-        gz[self.rows, self.t] -= 1
-        gz *= self.weight[:, None] * gy
-        return gz.reshape(self.shape)
 
 
 def check_ids(op: str, what: str, ids: Any, size: int) -> None:
@@ -118,12 +90,17 @@ class LayerNorm(Function):
 
     gxhat = gy * w;  gx = (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat)) / sqrt(var + eps);
     gw = sum(gy * xhat), gb = sum(gy) over every axis but the last.
+    float16 input is normalised in float32, as PyTorch does: its variance easily overflows float16's 65504
+    (a spread of 256 is enough), and 1 / sqrt(inf) would silently turn the whole row into zeros.
     """
 
     eps: float
 
     def forward(self, x, weight=None, bias=None):
         xp = get_array_module(x)
+        self.dtype = x.dtype
+        x, weight, bias = (None if a is None else a.astype(np.float32) if a.dtype == np.float16 else a
+                           for a in (x, weight, bias))
         xhat = x - x.mean(axis=-1, keepdims=True)  # centred here, normalised in place below
         self.rstd = 1 / xp.sqrt((xhat * xhat).mean(axis=-1, keepdims=True) + self.eps)
         xhat *= self.rstd
@@ -131,10 +108,11 @@ class LayerNorm(Function):
         y = xhat * weight if weight is not None else xhat.copy()  # a copy: xhat is saved for backward
         if bias is not None:
             y += bias
-        return y
+        return y.astype(self.dtype, copy=False)
 
     def backward(self, gy):
         xhat, width = self.xhat, self.xhat.shape[-1]
+        gy = gy.astype(xhat.dtype, copy=False)  # float16: the gradients are computed in float32 too
         grads = []
         if self.weight is not None:
             grads.append((gy * xhat).reshape(-1, width).sum(axis=0))
@@ -146,17 +124,19 @@ class LayerNorm(Function):
         gx += gxhat.mean(axis=-1, keepdims=True)
         get_array_module(gy).subtract(gxhat, gx, out=gx)
         gx *= self.rstd
-        return (gx, *grads)
+        return tuple(g.astype(self.dtype, copy=False) for g in (gx, *grads))
 
 
 class Embedding(Function):
-    """y = weight[ids] (one row per id);  gweight[i] = sum of gy over the positions where ids == i."""
+    """y = weight[ids] (one row per id);  gweight[i] = sum of gy over the positions where ids == i.
+
+    The row `padding_idx` (if any) gets no gradient, as in PyTorch: a padding token's vector stays put.
+    """
 
     ids: Any
+    padding_idx: int | None = None
 
     def forward(self, weight):
-        if self.ids.dtype.kind not in "iu":
-            raise TypeError(f"embedding: ids must be integers, not {self.ids.dtype}")
         check_ids("embedding", "id", self.ids, weight.shape[0])
         self.weight_shape, self.dtype = weight.shape, weight.dtype
         return weight[self.ids]
@@ -165,6 +145,8 @@ class Embedding(Function):
         gw = get_array_module(gy).zeros(self.weight_shape, dtype=self.dtype)
         # A token that occurs twice must collect both gradients: scatter-add, not assignment.
         backend.scatter_add(gw, self.ids.reshape(-1), gy.reshape(-1, self.weight_shape[-1]))
+        if self.padding_idx is not None:
+            gw[self.padding_idx] = 0
         return gw
 
 
@@ -180,26 +162,22 @@ class Dropout(Function):
         return gy * self.keep
 
 
-def causal_mask(xp: Any, t_query: int, t_key: int) -> Any:
-    """Boolean (T_q, T_k): True where query i may look at key j.
-
-    Queries are the last T_q positions of the keys (a KV cache appends queries at the end), so
-    query i sits at position i + T_k - T_q and sees keys up to and including that position.
-    """
-    return xp.tri(t_query, t_key, k=t_key - t_query, dtype=bool)
-
-
 @functools.lru_cache(maxsize=32)
 def causal_bias(xp: Any, t_query: int, t_key: int, dtype: Any) -> Any:
-    """0 where query i may see key j, -inf where it may not: added to the scores, it masks them.
+    """0 where query i may see key j (j <= i), -inf elsewhere: added to the scores, it masks them.
 
+    PyTorch's `is_causal` alignment: the lower triangle of a (T_q, T_k) matrix, from its top-left corner.
+    (A KV cache, whose queries are the last positions of the keys, passes its own mask instead.)
     Cached per shape: the same few (T_q, T_k) come back every step.
     """
-    return xp.where(causal_mask(xp, t_query, t_key), 0.0, -xp.inf).astype(dtype)
+    return xp.where(xp.tri(t_query, t_key, dtype=bool), 0.0, -xp.inf).astype(dtype)
 
 
 def attention_scores(q: Any, k: Any, is_causal: bool, mask: Any, scale: float) -> Any:
-    """Masked, scaled scores q k^T * scale, softmaxed over the keys: the attention probabilities."""
+    """Masked, scaled scores q k^T * scale, softmaxed over the keys: the attention probabilities.
+
+    A query masked from every key gets probabilities 0 (an output of 0), as in PyTorch, not nan.
+    """
     xp = get_array_module(q)
     scores = q @ xp.swapaxes(k, -1, -2)  # (..., T_q, T_k): a new array, so the steps below work in place
     scores *= scale
@@ -208,7 +186,7 @@ def attention_scores(q: Any, k: Any, is_causal: bool, mask: Any, scale: float) -
     if mask is not None:
         # An additive mask takes the scores' dtype, so a float64 mask never promotes float32 attention.
         scores = xp.where(mask, scores, -xp.inf) if mask.dtype == bool else scores + mask.astype(scores.dtype)
-    return stable_softmax(scores, axis=-1, overwrite=True)
+    return stable_softmax(scores, axis=-1, overwrite=True, safe=mask is not None)
 
 
 class ScaledDotProductAttention(Function):

@@ -1,17 +1,29 @@
-"""Reductions over axes (NumPy's `axis` / `keepdims`): sum, mean, max, var.
+"""Reductions over axes: sum, mean, amax/amin, max/min along a dim, var, std, prod, cumsum, logsumexp, norm.
 
-A reduction's backward spreads the gradient back over the reduced axes. It first puts the reduced
-axes back as size-1 axes (`expand_reduced`), so that broadcasting does the spreading.
+Each op takes `axis` (None for every axis, or a sorted tuple of non-negative axes; Tensor's `_axes` turns
+PyTorch's `dim` into that) and `keepdims`. A reduction's backward spreads the gradient back over the
+reduced axes: it first puts them back as size-1 axes (`expand_reduced`), so that broadcasting does the
+spreading. Integer sums, products and cumulative sums are int64, as in PyTorch.
 Read next: shape.py.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
+
+import numpy as np
 
 from minigrad.backend import get_array_module
 from minigrad.function import Function
+from minigrad.ops.elementwise import to_float
+
+
+class ValuesIndices(NamedTuple):
+    """What `max(dim)` and `min(dim)` return, as PyTorch's `torch.return_types.max`: (values, indices)."""
+
+    values: Any
+    indices: Any
 
 
 def expand_reduced(gy: Any, axis: tuple[int, ...] | None, keepdims: bool, ndim: int) -> Any:
@@ -30,6 +42,18 @@ def reduced_count(shape: tuple[int, ...], axis: tuple[int, ...] | None) -> int:
     return math.prod(shape) if axis is None else math.prod(shape[a] for a in axis)
 
 
+def accumulator(dtype: np.dtype) -> Any:
+    """The dtype of an integer or bool sum, product or cumulative sum: int64 (NumPy would give uint64 for
+    uint8); floats keep theirs."""
+    return None if dtype.kind == "f" else np.int64
+
+
+def require_float(op: str, x: Any) -> None:
+    if x.dtype.kind != "f":
+        raise RuntimeError(f"{op}: input dtype must be a floating point type, not {x.dtype}; "
+                           "convert it first (or pass dtype=)")
+
+
 class Sum(Function):
     """y = sum of x over axis;  dy/dx = 1 for every element summed."""
 
@@ -38,7 +62,7 @@ class Sum(Function):
 
     def forward(self, x):
         self.shape = x.shape
-        return x.sum(axis=self.axis, keepdims=self.keepdims)
+        return x.sum(axis=self.axis, keepdims=self.keepdims, dtype=accumulator(x.dtype))
 
     def backward(self, gy):
         gy = expand_reduced(gy, self.axis, self.keepdims, len(self.shape))
@@ -46,52 +70,218 @@ class Sum(Function):
 
 
 class Mean(Function):
-    """y = sum of x over axis / n;  dy/dx = 1/n."""
+    """y = sum of x over axis / n;  dy/dx = 1/n.  (An empty axis gives nan, as 0/0.)"""
 
     axis: tuple[int, ...] | None
     keepdims: bool
 
     def forward(self, x):
+        require_float("mean", x)
         self.shape = x.shape
         return x.mean(axis=self.axis, keepdims=self.keepdims)
 
     def backward(self, gy):
         gy = expand_reduced(gy, self.axis, self.keepdims, len(self.shape))
         n = reduced_count(self.shape, self.axis)
-        return get_array_module(gy).broadcast_to(gy / n, self.shape)
+        return get_array_module(gy).broadcast_to(gy / max(n, 1), self.shape)
 
 
-class Max(Function):
-    """y = max of x over axis;  dy/dx = 1 at the maximum (shared equally among ties), else 0."""
+class Amax(Function):
+    """y = max of x over axis;  dy/dx = 1 at the maximum, shared equally among ties, else 0.
+
+    `smallest` makes it amin. With `nan_wins` (PyTorch's max() over every element) a NaN is the maximum
+    and takes the gradient; without it (PyTorch's amax) a slice holding a NaN gets 0/0 = nan gradients.
+    """
 
     axis: tuple[int, ...] | None
     keepdims: bool
+    smallest: bool = False
+    nan_wins: bool = False
 
     def forward(self, x):
-        y = x.max(axis=self.axis, keepdims=self.keepdims)
-        is_max = (x == expand_reduced(y, self.axis, self.keepdims, x.ndim)).astype(x.dtype)
-        self.share = is_max / is_max.sum(axis=self.axis, keepdims=True)
-        return y
+        if x.size == 0 or reduced_count(x.shape, self.axis) == 0:
+            name = "amin" if self.smallest else "amax"
+            raise RuntimeError(f"{name}: cannot reduce over an empty dimension of shape {x.shape} (no identity)")
+        xp = get_array_module(x)
+        y = x.min(axis=self.axis, keepdims=True) if self.smallest else x.max(axis=self.axis, keepdims=True)
+        is_extreme = x == y
+        if self.nan_wins:
+            is_extreme |= xp.isnan(x)
+        share = is_extreme.astype(x.dtype if x.dtype.kind == "f" else np.float32)
+        share /= share.sum(axis=self.axis, keepdims=True)
+        self.share = share
+        return y if self.keepdims else expand_reduced_away(y, self.axis)
 
     def backward(self, gy):
         gy = expand_reduced(gy, self.axis, self.keepdims, self.share.ndim)
         return gy * self.share
 
 
-class Var(Function):
-    """Population variance y = mean((x - m)**2) over axis, m = mean(x);  dy/dx = 2 (x - m) / n.
+def expand_reduced_away(y: Any, axis: tuple[int, ...] | None) -> Any:
+    """Drop the size-1 axes a keepdims reduction left (the inverse of expand_reduced)."""
+    return y.reshape(()) if axis is None else y.squeeze(axis)
 
-    (The term through m vanishes: sum(x - m) = 0.)
+
+class TakeAlongDim(Function):
+    """y = x at `indices` along `axis` (max(dim) and min(dim) pick their values so);  dy/dx = 1 at the
+    picked element, 0 elsewhere, so exactly one element of each slice gets the gradient, as in PyTorch."""
+
+    indices: Any  # integer, shaped like x with the axis of size 1
+    axis: int
+    keepdims: bool
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        self.length = x.shape[self.axis]
+        y = xp.take_along_axis(x, self.indices, axis=self.axis)
+        return y if self.keepdims else y.squeeze(self.axis)
+
+    def backward(self, gy):
+        xp = get_array_module(gy)
+        gy = gy if self.keepdims else xp.expand_dims(gy, self.axis)
+        positions = xp.arange(self.length).reshape([-1 if a == self.axis else 1 for a in range(gy.ndim)])
+        return xp.where(positions == self.indices, gy, 0)
+
+
+class Var(Function):
+    """y = sum((x - m)**2) / (n - correction) over axis, m = mean(x);  dy/dx = 2 (x - m) / (n - correction).
+
+    (The term through m vanishes: sum(x - m) = 0.) correction=1 is the unbiased estimate (PyTorch's default),
+    0 the population variance. When n <= correction the divisor is 0: inf, or nan for 0/0, as in PyTorch.
+    """
+
+    axis: tuple[int, ...] | None
+    keepdims: bool
+    correction: float
+
+    def forward(self, x):
+        require_float("var", x)
+        xp = get_array_module(x)
+        n = reduced_count(x.shape, self.axis)
+        self.centered = x - x.mean(axis=self.axis, keepdims=True)
+        # An array divisor, so that 0 gives inf or nan (with NumPy's warning), not Python's ZeroDivisionError.
+        self.divisor = xp.asarray(max(n - self.correction, 0), dtype=x.dtype)
+        return (self.centered * self.centered).sum(axis=self.axis, keepdims=self.keepdims) / self.divisor
+
+    def backward(self, gy):
+        gy = expand_reduced(gy, self.axis, self.keepdims, self.centered.ndim)
+        return gy * self.centered * (2 / self.divisor)
+
+
+class Std(Function):
+    """y = sqrt(var(x));  dy/dx = (x - m) / ((n - correction) y), and 0 where y = 0 (a constant slice), as in
+    PyTorch. Var's forward and backward, chained by hand with those of sqrt."""
+
+    axis: tuple[int, ...] | None
+    keepdims: bool
+    correction: float
+
+    def forward(self, x):
+        self.var = Var(axis=self.axis, keepdims=True, correction=self.correction)
+        self.y = get_array_module(x).sqrt(self.var.forward(x))
+        return self.y if self.keepdims else expand_reduced_away(self.y, self.axis)
+
+    def backward(self, gy):
+        gy = expand_reduced(gy, self.axis, self.keepdims, self.y.ndim)
+        return self.var.backward(get_array_module(gy).where(self.y == 0, 0, gy / (2 * self.y)))
+
+
+class Prod(Function):
+    """y = product of x over axis (None or one axis);  dy/dx_i = product of every x_j but x_i.
+
+    Computed as (product of the x_j before i) * (product of those after i), so a zero input needs no
+    division by zero: with one zero, only the zero's position gets a gradient; with two, no position does.
     """
 
     axis: tuple[int, ...] | None
     keepdims: bool
 
     def forward(self, x):
-        self.centered = x - x.mean(axis=self.axis, keepdims=True)
-        return (self.centered * self.centered).mean(axis=self.axis, keepdims=self.keepdims)
+        self.x = x
+        return x.prod(axis=self.axis, keepdims=self.keepdims, dtype=accumulator(x.dtype))
 
     def backward(self, gy):
-        gy = expand_reduced(gy, self.axis, self.keepdims, self.centered.ndim)
-        n = reduced_count(self.centered.shape, self.axis)
-        return gy * self.centered * (2 / n)
+        xp = get_array_module(gy)
+        x = self.x.reshape(-1) if self.axis is None else xp.moveaxis(self.x, self.axis[0], -1)  # (..., n)
+        ones = xp.ones_like(x[..., :1])
+        before = xp.cumprod(xp.concatenate([ones, x[..., :-1]], axis=-1), axis=-1)
+        after = xp.flip(xp.cumprod(xp.flip(xp.concatenate([x[..., 1:], ones], axis=-1), -1), axis=-1), -1)
+        others = before * after
+        others = others.reshape(self.x.shape) if self.axis is None else xp.moveaxis(others, -1, self.axis[0])
+        return others * expand_reduced(gy, self.axis, self.keepdims, self.x.ndim)
+
+
+class CumSum(Function):
+    """y_i = x_1 + ... + x_i along axis;  gx_j = gy_j + ... + gy_n (a cumulative sum from the end)."""
+
+    axis: int
+
+    def forward(self, x):
+        return get_array_module(x).cumsum(x, axis=self.axis, dtype=accumulator(x.dtype))
+
+    def backward(self, gy):
+        xp = get_array_module(gy)
+        return xp.flip(xp.cumsum(xp.flip(gy, self.axis), axis=self.axis), self.axis)
+
+
+class LogSumExp(Function):
+    """y = log(sum(exp(x))) over axis, computed as m + log(sum(exp(x - m))) with m = max(x), so exp never
+    overflows;  dy/dx = exp(x - y) = softmax(x)."""
+
+    axis: tuple[int, ...] | None
+    keepdims: bool
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        x = to_float(x)
+        if reduced_count(x.shape, self.axis) == 0:  # an empty sum: log(0) = -inf
+            y = xp.full(x.sum(axis=self.axis, keepdims=True).shape, -xp.inf, dtype=x.dtype)
+        else:
+            m = x.max(axis=self.axis, keepdims=True)
+            m = xp.where(xp.isinf(m), 0, m)  # all -inf (or an inf): shifting would make inf - inf = nan
+            y = m + xp.log(xp.exp(x - m).sum(axis=self.axis, keepdims=True))
+        self.x, self.y = x, y
+        return y if self.keepdims else expand_reduced_away(y, self.axis)
+
+    def backward(self, gy):
+        xp = get_array_module(gy)
+        return expand_reduced(gy, self.axis, self.keepdims, self.x.ndim) * xp.exp(self.x - self.y)
+
+
+class Norm(Function):
+    """y = (sum |x|**p)**(1/p) over axis (p > 0), or max |x| (p = inf);
+    dy/dx = sign(x) (|x| / y)**(p - 1); 0 where y = 0 or x = 0, as in PyTorch (p = 2: x / y)."""
+
+    p: float
+    axis: tuple[int, ...] | None
+    keepdims: bool
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        a = xp.abs(x)
+        if self.p == math.inf:
+            y = a.max(axis=self.axis, keepdims=True)
+        elif self.p == 2:
+            y = xp.sqrt((x * x).sum(axis=self.axis, keepdims=True))
+        elif self.p == 1:
+            y = a.sum(axis=self.axis, keepdims=True)
+        else:
+            y = (a**self.p).sum(axis=self.axis, keepdims=True) ** (1 / self.p)
+        self.x, self.y = x, y
+        return y if self.keepdims else expand_reduced_away(y, self.axis)
+
+    def backward(self, gy):
+        xp = get_array_module(gy)
+        x, y = self.x, self.y
+        gy = expand_reduced(gy, self.axis, self.keepdims, x.ndim)
+        if self.p == math.inf:  # the gradient of max |x|, shared among ties
+            share = (xp.abs(x) == y).astype(x.dtype)
+            share /= share.sum(axis=self.axis, keepdims=True)
+            return gy * share * xp.sign(x)
+        if self.p == 1:
+            return gy * xp.sign(x)
+        safe_y = xp.where(y == 0, 1, y)
+        if self.p == 2:
+            return xp.where(y == 0, 0, gy * (x / safe_y))
+        ratio = xp.abs(x) / safe_y
+        return xp.where((y == 0) | (x == 0), 0, gy * xp.sign(x) * ratio ** (self.p - 1))

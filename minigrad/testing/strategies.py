@@ -107,15 +107,14 @@ def shapes_broadcasting_to(shape: tuple[int, ...]) -> st.SearchStrategy:
 
 @st.composite
 def logits_and_targets(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray]:
-    """Logits (N, C) or (B, T, C) and integer targets (N,) or (B, T), some of them -100 (an ignore_index).
-
-    The first row always has a real target, so a mean over the counted rows exists.
+    """Logits (N, C) or (N, C, d) (PyTorch's layouts: the classes on dim 1) and integer targets (N,) or (N, d),
+    some of them -100 (an ignore_index). The first target is always a real one, so a mean over them exists.
     """
-    rows = draw(st.sampled_from([(draw(st.integers(1, 6)),), (draw(st.integers(1, 2)), draw(st.integers(1, 3)))]))
-    num_classes = draw(st.integers(1, 4))
-    logits = draw(floats((*rows, num_classes)))
-    targets = draw(integer_ids(rows, num_classes))
-    ignored = draw(masks(rows))
+    n, num_classes = draw(st.integers(1, 6)), draw(st.integers(1, 4))
+    extra = draw(st.sampled_from([(), (draw(st.integers(1, 3)),)]))  # the d of (N, C, d)
+    logits = draw(floats((n, num_classes, *extra)))
+    targets = draw(integer_ids((n, *extra), num_classes))
+    ignored = draw(masks((n, *extra)))
     ignored.reshape(-1)[0] = False
     return logits, np.where(ignored, -100, targets)
 

@@ -8,6 +8,7 @@ wrong axis, a forgotten gradient term... Each is paired with a piece of the hint
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -479,6 +480,12 @@ def test_every_exercise_is_tested_with_a_wrong_answer():
 def test_every_lecture_has_three_to_six_exercises():
     assert list(LECTURES) == [f"{n:02d}" for n in range(8)]
     assert all(3 <= len(exercises_of_lecture) <= 6 for exercises_of_lecture in LECTURES.values())
+
+
+def test_the_tutorials_readme_lists_every_exercise():
+    readme = (Path(__file__).resolve().parent.parent / "tutorials" / "README.md").read_text(encoding="utf-8")
+    for exercise in ALL:
+        assert f"{exercise.number} {exercise.title}（`{exercise.name}`" in readme, exercise.number
 
 
 def test_a_wrong_value_names_the_element_and_both_values():

@@ -36,7 +36,8 @@
 # 写出一个运算的 `backward`（一个 `mg.Function` 子类），并用 `mg.gradcheck` 证明它是对的；
 # 解释一个值用了两次、或者被广播过时，它的梯度为什么要加起来。
 #
-# **用时**（实测，2 核 CPU）：运行本讲，快速版约 5 秒，完整版约 5 秒；最后有 5 道练习。
+# **用时**（在 2 核 CPU 上实测的 CPU 时间；机器忙时墙钟时间更长）：
+# 运行本讲，快速版约 5 秒，完整版约 5 秒；最后有 5 道练习。
 
 # %%
 from tutorials.course import FIGURES, show_figure, show_image  # first: it limits BLAS threads before NumPy loads

@@ -35,7 +35,8 @@
 # 说清 Q、K、V 各自的角色；解释 $1/\sqrt{d_k}$ 和因果 mask 各防住了什么；
 # 量出 attention 的代价（$T^2$）和好处（不必逐步计算）。
 #
-# **用时**（实测，2 核 CPU）：运行本讲，快速版约 5 秒，完整版约 10 秒；最后有 5 道练习。
+# **用时**（在 2 核 CPU 上实测的 CPU 时间；机器忙时墙钟时间更长）：
+# 运行本讲，快速版约 5 秒，完整版约 10 秒；最后有 5 道练习。
 
 # %%
 from tutorials.course import CJK, QUICK, show_figure  # first: it limits BLAS threads before NumPy loads

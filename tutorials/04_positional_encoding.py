@@ -31,7 +31,8 @@
 # **学完这一讲，你能**：证明没有位置信息的自注意力只会把输出跟着输入重排；写出正弦余弦编码，并说清它为什么
 # 藏着相对位置；比较 learned、sinusoidal、RoPE 三种编码在比训练时更长的序列上的表现，并说出原因。
 #
-# **用时**（实测，2 核 CPU）：运行本讲，快速版约 85 秒（训练四个小 GPT 占了大部分）；最后有 4 道练习。
+# **用时**（在 2 核 CPU 上实测的 CPU 时间；机器忙时墙钟时间更长）：
+# 运行本讲，快速版约 85 秒，完整版约 3 分钟（训练四个小 GPT 占了大部分）；最后有 4 道练习。
 
 # %%
 from tutorials.course import QUICK, T_START, label, show_figure  # first: it limits BLAS threads before NumPy loads

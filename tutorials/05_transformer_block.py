@@ -36,7 +36,8 @@
 # **学完这一讲，你能**：数出多头注意力和一个 Transformer block 的参数；说清残差、LayerNorm、MLP 里的非线性
 # 各补的是哪个缺口，并用实验量出来；解释为什么语言模型用 LayerNorm 而不用 BatchNorm，为什么 GPT-2 把它放在子层之前。
 #
-# **用时**（实测，2 核 CPU）：运行本讲，快速版约 50 秒；最后有 5 道练习。
+# **用时**（在 2 核 CPU 上实测的 CPU 时间；机器忙时墙钟时间更长）：
+# 运行本讲，快速版约 50 秒，完整版约 3 分钟；最后有 5 道练习。
 
 # %%
 from tutorials.course import FIGURES, QUICK, T_START, label, show_figure, show_image  # first: limits BLAS threads

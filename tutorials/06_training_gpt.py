@@ -32,7 +32,8 @@
 # 说清整句并行训练为什么不算作弊；训练一个会续写莎士比亚的小 GPT；用 temperature、top-k、top-p 控制抽样；
 # 解释 KV cache 为什么不改变结果、却省下了计算。
 #
-# **用时**（实测，2 核 CPU）：运行本讲，快速版约 45 秒（训练占了大部分）；最后有 6 道练习。
+# **用时**（在 2 核 CPU 上实测的 CPU 时间；机器忙时墙钟时间更长）：
+# 运行本讲，快速版约 50 秒，完整版约 4 分钟（训练占了大部分）；最后有 6 道练习。
 
 # %%
 from tutorials.course import FIGURES, QUICK, T_START, label, show_figure, show_image  # first: limits BLAS threads

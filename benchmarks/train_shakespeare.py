@@ -128,7 +128,8 @@ def main() -> None:
     cfg = TrainConfig(out_dir=args.out_dir, data=None, n_layer=n_layer, n_head=n_head, n_embd=n_embd,
                       block_size=block_size, batch_size=batch_size, dropout=dropout, max_iters=args.max_iters,
                       lr=lr, warmup_iters=min(warmup_iters, args.max_iters), weight_decay=weight_decay,
-                      grad_clip=grad_clip, eval_interval=eval_interval, eval_iters=eval_iters, seed=seed)
+                      grad_clip=grad_clip, eval_interval=eval_interval, eval_iters=eval_iters, seed=seed,
+                      overwrite=True)  # each run of the benchmark starts afresh
     threads = f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}"
     print(f"nanoGPT CPU configuration, {cfg.max_iters} iterations, {os.cpu_count()} CPUs, {threads}")
 

@@ -7,7 +7,9 @@ What is here, and the order to read it in:
 - sampling.py: temperature, top-k, top-p and drawing a token from probabilities.
 - tokenizer.py: `CharTokenizer`.
 - interop.py: moving weights to and from nanoGPT / PyTorch (`from_nanogpt`, `to_nanogpt`).
-- data.py, train.py, checkpoint.py, cli.py: the data pipeline, the training loop and the `minigpt` command.
+- data.py, train.py, checkpoint.py, cli.py: the data pipeline, the training loop and the `minigpt` command;
+  beside them preflight.py (the checks before a run), progress.py, schema.py (what a checkpoint's files must
+  hold) and sizing.py (the memory a configuration needs).
 
     from minigpt import GPT, GPTConfig, CharTokenizer
     tok = CharTokenizer.from_text(text)

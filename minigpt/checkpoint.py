@@ -3,20 +3,31 @@
     DIR/model.safetensors      the weights, named as model.state_dict()
     DIR/optimizer.safetensors  AdamW's moment arrays; its step counts and parameter groups as JSON metadata
     DIR/tokenizer.json         the character vocabulary
-    DIR/config.json            {"model": GPTConfig fields, "train": training settings, "data": name and sha256}
+    DIR/config.json            {"model": GPTConfig fields, "train": training settings, "data": name and sha256,
+                                "schedule": the learning-rate schedule, fixed when the run started}
     DIR/state.json             iteration, best val loss, and the two random generators' states
     DIR/metrics.jsonl          the metrics log up to this iteration (one JSON object a line)
-    DIR/manifest.json          written last: each file above with its SHA-256
+    DIR/manifest.json          the iteration, and each file above with its size and SHA-256
 
 Nothing is pickled: arrays go to safetensors, everything else to JSON.
 
-Why a manifest: a checkpoint is seven files, and no file system can replace seven files at once. So every
-file is first written in full under a temporary name (and flushed to disk); only then is the old manifest
-removed, the files renamed into place (fast: renames only) and the new manifest written. A folder without
-a manifest, or whose files do not match their recorded hashes, is an interrupted or damaged checkpoint, and
-`load_checkpoint` refuses it with a message that says so, instead of resuming from a mix of two iterations.
+A save is atomic as a whole. No file system replaces seven files at once, so a save is a small transaction,
+and at every instant the folder holds one complete checkpoint, the old one or the new one:
+
+    1. write   every file, the manifest last, into DIR/.pending/, each flushed to disk (fsync).
+               A crash here leaves the old checkpoint as it was, and a .pending/ that the next save removes.
+    2. commit  rename DIR/.pending/ to DIR/.committed/: a single rename, which is atomic. From this instant
+               the new checkpoint is the checkpoint: a load takes each file from .committed/ while it is there.
+    3. move    each file from .committed/ into DIR (a rename each, the manifest last), then remove
+               .committed/. A crash here leaves some files moved and some not; a load still sees the new
+               checkpoint whole, and the next save (or `recover`) finishes the move.
+
+Reading is as careful. Every file goes through minigrad's `open_regular_file` (no FIFO, device or directory,
+and no more bytes than the manifest declares and the model's size allows), must match its size and hash,
+and is checked field by field (schema.py) before anything is built from it. A damaged or hostile file is
+refused in one line that names the file and the field, and so are non-finite weights.
 train.py calls `save_checkpoint` after each evaluation and on Ctrl-C.
-Read next: cli.py, the command that trains and samples.
+Read next: schema.py (what each file must hold), then sizing.py.
 """
 
 from __future__ import annotations
@@ -24,142 +35,262 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import minigrad as mg
+from minigpt import schema, sizing
 from minigpt.config import GPTConfig
 from minigpt.model import GPT
+from minigpt.schema import CheckpointError
+from minigpt.tokenizer import MAX_JSON_BYTES as MAX_TOKENIZER_BYTES
 from minigpt.tokenizer import CharTokenizer
-from minigrad import optim
-from minigrad.serialization import CheckpointError as SafetensorsError
-from minigrad.serialization import fsync_directory, load_metadata
+from minigrad import optim, serialization
+from minigrad.serialization import fsync_directory
 
 MODEL, OPTIMIZER, TOKENIZER = "model.safetensors", "optimizer.safetensors", "tokenizer.json"
 CONFIG, STATE, METRICS, MANIFEST = "config.json", "state.json", "metrics.jsonl", "manifest.json"
-FILES = (MODEL, OPTIMIZER, TOKENIZER, CONFIG, STATE, METRICS)  # in the order they are written
-FORMAT = 1  # bump when the layout changes, so an old checkpoint is refused with a clear message
-
-
-class CheckpointError(ValueError):
-    """A checkpoint folder that is missing, incomplete, damaged, or from another configuration."""
+FILES = (MODEL, OPTIMIZER, TOKENIZER, CONFIG, STATE, METRICS)  # the manifest lists these
+PENDING, COMMITTED = ".pending", ".committed"  # a save's folders: being written, and committed
+FORMAT = 2  # bump when the layout changes, so an old checkpoint is refused with a clear message
+# The most a file may hold before it is read: small JSON files; the tokenizer (a vocabulary of every Unicode
+# character is under 16 MiB); the metrics log; and for arrays, 4 float32 numbers per parameter (the weights,
+# twice when tied; or AdamW's two moments) and a header.
+MAX_JSON_BYTES = {MANIFEST: 2**20, CONFIG: 2**20, STATE: 2**20, TOKENIZER: MAX_TOKENIZER_BYTES, METRICS: 2**28}
+HEADER_BYTES = 2**20
 
 
 @dataclass
 class Checkpoint:
-    """A checkpoint read back from its folder (tensors on the host until the caller moves them)."""
+    """A checkpoint read back and verified (tensors on the host until the caller moves them)."""
 
-    config: dict[str, Any]  # config.json: "model", "train", "data"
+    iter_num: int
+    config: dict[str, Any]  # config.json: "model", "train", "data", "schedule"
+    model_config: GPTConfig
     state: dict[str, Any]  # state.json: "iter_num", "best_val_loss", "batch_rng", "minigrad_rng"
     tokenizer: CharTokenizer
     model_state: dict[str, mg.Tensor]
     optimizer_state: dict[str, Any] | None  # None for a sampling-only load
     metrics: list[dict[str, Any]]
+    folder: Path
 
-    @property
-    def model_config(self) -> GPTConfig:
-        return GPTConfig.from_dict(self.config["model"])
+
+# ------------------------------------------------------------------------------------------------------
+# Saving
+def save_checkpoint(out_dir: str | Path, model: GPT, optimizer: optim.Optimizer, tokenizer: CharTokenizer,
+                    config: dict[str, Any], state: dict[str, Any], metrics: list[dict[str, Any]],
+                    allow_earlier: bool = False) -> None:
+    """Write a complete checkpoint to `out_dir`, atomically (see the module docstring).
+
+    Refuses (CheckpointError) to write non-finite weights, and to replace a checkpoint of a later iteration
+    unless `allow_earlier` (a new run that was told to --overwrite).
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    recover(out_dir)  # a save interrupted earlier is finished (or cleaned away) before this one starts
+    if not allow_earlier and exists(out_dir):  # (a checkpoint whose iteration cannot be read is not replaced)
+        current = _Folder(out_dir).iter_num
+        if state["iter_num"] < current:
+            raise CheckpointError(f"{out_dir} holds the checkpoint of iteration {current}; not replacing it with "
+                                  f"one of iteration {state['iter_num']}")
+    weights = model.state_dict()
+    schema.finite(weights, "the weights to save")
+    tensors, metadata = optim.flatten_state_dict(optimizer.state_dict())
+    contents = {
+        MODEL: serialization.to_bytes(weights, metadata={"format": str(FORMAT)}),
+        OPTIMIZER: serialization.to_bytes(tensors, metadata=metadata),
+        TOKENIZER: tokenizer.to_json().encode("utf-8"),
+        CONFIG: _json({"format": FORMAT, **config}),
+        STATE: _json(state),
+        METRICS: "".join(json.dumps(record) + "\n" for record in metrics).encode("utf-8"),
+    }
+    files = {name: {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()} for name, data in contents.items()}
+    contents[MANIFEST] = _json({"format": FORMAT, "iter_num": state["iter_num"], "files": files})
+
+    pending = out_dir / PENDING
+    try:  # 1. write
+        pending.mkdir()
+        for name, data in contents.items():
+            _write_file(pending / name, data)
+        fsync_directory(pending)
+        # 2. commit: one atomic rename
+        os.replace(pending, out_dir / COMMITTED)
+    except BaseException:  # also Ctrl-C: the old checkpoint stands; leave no half-written folder
+        shutil.rmtree(pending, ignore_errors=True)
+        raise
+    fsync_directory(out_dir)
+    _move_into_place(out_dir)  # 3. move
+
+
+def recover(out_dir: str | Path) -> None:
+    """Finish a save that was interrupted after its commit; remove what an uncommitted one left behind."""
+    out_dir = Path(out_dir)
+    committed, pending = out_dir / COMMITTED, out_dir / PENDING
+    if committed.is_dir() and not committed.is_symlink():  # (never move files in from somewhere else)
+        _move_into_place(out_dir)
+    if pending.is_dir() and not pending.is_symlink():
+        shutil.rmtree(pending)
+    # Format 1 wrote .NAME.partial files; mg.save writes .NAME.*.tmp files: both are debris of a crash.
+    for debris in (*out_dir.glob(".*.partial"), *out_dir.glob(".*.tmp")):
+        if debris.is_file():
+            debris.unlink()
 
 
 def exists(out_dir: str | Path) -> bool:
-    """True when `out_dir` holds a checkpoint, complete or not."""
-    return any((Path(out_dir) / name).exists() for name in (*FILES, MANIFEST))
-
-
-def save_checkpoint(out_dir: str | Path, model: GPT, optimizer: optim.Optimizer, tokenizer: CharTokenizer,
-                    config: dict[str, Any], state: dict[str, Any], metrics: list[dict[str, Any]]) -> None:
-    """Write a complete checkpoint to `out_dir`, replacing the one there only once the new one is on disk."""
+    """True when `out_dir` holds a checkpoint, complete or not (any of its files)."""
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    # 1. Every file in full under a temporary name. A failure here leaves the old checkpoint untouched.
-    temp = {name: out_dir / f".{name}.partial" for name in FILES}
+    return any((folder / name).exists() for folder in (out_dir, out_dir / COMMITTED) for name in (*FILES, MANIFEST))
+
+
+def _move_into_place(out_dir: Path) -> None:
+    committed = out_dir / COMMITTED
+    for name in (*FILES, MANIFEST):  # the manifest last: until it moves, loads read from .committed/
+        if (committed / name).exists():
+            os.replace(committed / name, out_dir / name)
+    fsync_directory(out_dir)
+    committed.rmdir()
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    """Write `data` to a new file and flush it to disk, so that a rename can make it part of the checkpoint."""
+    with open(path, "xb") as file:
+        file.write(data)
+        file.flush()
+        os.fsync(file.fileno())
+
+
+def _json(value: Any) -> bytes:
+    return json.dumps(value, indent=2, allow_nan=False).encode("utf-8")
+
+
+def iteration(out_dir: str | Path) -> int | None:
+    """The iteration of the checkpoint in `out_dir` as its manifest says, or None when there is none to read."""
     try:
-        mg.save(model.state_dict(), temp[MODEL], metadata={"format": str(FORMAT)})
-        tensors, metadata = optim.flatten_state_dict(optimizer.state_dict())
-        mg.save(tensors, temp[OPTIMIZER], metadata=metadata)
-        _write_text(temp[TOKENIZER], tokenizer.to_json())
-        _write_text(temp[CONFIG], json.dumps({"format": FORMAT, **config}, indent=2))
-        _write_text(temp[STATE], json.dumps(state, indent=2))
-        _write_text(temp[METRICS], "".join(json.dumps(record) + "\n" for record in metrics))
-        hashes = {name: _sha256(temp[name]) for name in FILES}
-    except BaseException:  # also Ctrl-C: leave no temporary files behind
-        for path in temp.values():
-            path.unlink(missing_ok=True)
-        raise
-    # 2. The switch: renames only. Without its manifest the folder reads as incomplete until step 3.
-    (out_dir / MANIFEST).unlink(missing_ok=True)
-    for name in FILES:
-        os.replace(temp[name], out_dir / name)
-    # 3. The manifest, last: its presence says "complete".
-    manifest = {"format": FORMAT, "iter_num": state["iter_num"], "files": hashes}
-    partial = out_dir / f".{MANIFEST}.partial"
-    _write_text(partial, json.dumps(manifest, indent=2))
-    os.replace(partial, out_dir / MANIFEST)
-    fsync_directory(out_dir)  # make the renames themselves durable
+        return _Folder(Path(out_dir)).iter_num
+    except (CheckpointError, OSError):
+        return None
+
+
+# ------------------------------------------------------------------------------------------------------
+# Loading
+class _Folder:
+    """A checkpoint folder being read: its manifest, and each file checked against it before it is used."""
+
+    def __init__(self, out_dir: Path) -> None:
+        if not out_dir.exists():
+            raise CheckpointError(f"{out_dir}: no such folder, so no checkpoint to load")
+        if not out_dir.is_dir():
+            raise CheckpointError(f"{out_dir}: a file, not a checkpoint folder")
+        self.out_dir = out_dir
+        # While a save is being moved into place, .committed/ holds the new checkpoint's files not yet moved.
+        committed = out_dir / COMMITTED
+        self.paths = {name: committed / name if (committed / name).exists() else out_dir / name
+                      for name in (*FILES, MANIFEST)}
+        if not self.paths[MANIFEST].exists():
+            if exists(out_dir):
+                raise CheckpointError(f"{out_dir}: incomplete checkpoint ({MANIFEST} is missing)")
+            raise CheckpointError(f"{out_dir}: no checkpoint here (no {MANIFEST}); train one with: minigpt train "
+                                  f"--out-dir {out_dir}")
+        path = self.paths[MANIFEST]
+        self.manifest = schema.manifest(schema.parse_json(self._read(path, MAX_JSON_BYTES[MANIFEST]), path), path,
+                                        FORMAT, FILES)
+        self.iter_num = self.manifest["iter_num"]
+
+    def bytes(self, name: str, max_bytes: int) -> bytes:
+        """The file `name`, once its size (read no further than the manifest says) and hash check out."""
+        path, expected = self.paths[name], self.manifest["files"][name]
+        if expected["bytes"] > max_bytes:
+            raise CheckpointError(f"{self.paths[MANIFEST]}: files.{name}.bytes is {expected['bytes']:,}, more than "
+                                  f"the {max_bytes:,} such a file may have here")
+        data = self._read(path, expected["bytes"])
+        if len(data) != expected["bytes"] or hashlib.sha256(data).hexdigest() != expected["sha256"]:
+            raise CheckpointError(f"{path}: damaged: it does not match its size and hash in {MANIFEST}")
+        return data
+
+    def json(self, name: str) -> Any:
+        return schema.parse_json(self.bytes(name, MAX_JSON_BYTES[name]), self.paths[name])
+
+    def _read(self, path: Path, max_bytes: int) -> bytes:
+        try:
+            return serialization.read_bytes(path, max_bytes)
+        except FileNotFoundError:
+            raise CheckpointError(f"{self.out_dir}: damaged checkpoint: {path.name} is missing") from None
+        except mg.CheckpointError as error:  # not a regular file, or larger than allowed: the message names it
+            raise CheckpointError(str(error)) from None
+        except OSError as error:
+            raise CheckpointError(f"{path}: cannot be read ({error.strerror})") from None
 
 
 def load_checkpoint(out_dir: str | Path, with_optimizer: bool = True) -> Checkpoint:
-    """Read and verify the checkpoint in `out_dir`; a CheckpointError names what is missing or damaged."""
-    out_dir = Path(out_dir)
-    if not out_dir.is_dir():
-        raise CheckpointError(f"{out_dir}: no such folder, so no checkpoint to load")
-    manifest_path = out_dir / MANIFEST
-    if not manifest_path.exists():
-        if exists(out_dir):
-            raise CheckpointError(f"{out_dir}: incomplete checkpoint ({MANIFEST} is missing: was a save interrupted?)")
-        raise CheckpointError(f"{out_dir}: no checkpoint here (no {MANIFEST}); train one with: minigpt train "
-                              f"--out-dir {out_dir}")
-    manifest = _read_json(manifest_path)
-    if manifest.get("format") != FORMAT:
-        raise CheckpointError(f"{out_dir}: checkpoint format {manifest.get('format')!r}, this minigpt reads {FORMAT}")
-    for name in FILES:
-        path = out_dir / name
-        if not path.exists():
-            raise CheckpointError(f"{out_dir}: damaged checkpoint: {name} is missing")
-        if _sha256(path) != manifest["files"].get(name):
-            raise CheckpointError(f"{out_dir}: damaged checkpoint: {name} does not match its hash in {MANIFEST}")
+    """Read and verify the checkpoint in `out_dir`; a CheckpointError names the file and field at fault."""
+    folder = _Folder(Path(out_dir))
+    paths = folder.paths
+    config = folder.json(CONFIG)
+    model_config = schema.run_config(config, paths[CONFIG], FORMAT, GPTConfig)
+    # The model's size bounds every array file, and must fit in memory before anything of that size is read.
+    n_params = sizing.parameter_count(model_config)
+    # the model, and its weights twice more: as read from the file, and as arrays (then AdamW's moments)
+    needed = sizing.model_bytes(model_config) + 2 * sizing.FLOAT_BYTES * n_params
+    _check_memory(needed, f"{paths[CONFIG]}: model: {n_params:,} parameters")
+    max_array_bytes = 4 * sizing.FLOAT_BYTES * n_params + HEADER_BYTES
+    model_state = serialization.from_bytes(folder.bytes(MODEL, max_array_bytes), str(paths[MODEL]))
+    schema.finite(model_state, paths[MODEL])
     try:
-        tokenizer = CharTokenizer.from_json((out_dir / TOKENIZER).read_text(encoding="utf-8"))
-        config, state = _read_json(out_dir / CONFIG), _read_json(out_dir / STATE)
-        model_state = mg.load(out_dir / MODEL)
-        optimizer_state = None
-        if with_optimizer:
-            tensors = mg.load(out_dir / OPTIMIZER)
-            optimizer_state = optim.unflatten_state_dict(tensors, load_metadata(out_dir / OPTIMIZER))
-        lines = (out_dir / METRICS).read_text(encoding="utf-8").splitlines()
-        metrics = [json.loads(line) for line in lines if line.strip()]
-        checkpoint = Checkpoint(config, state, tokenizer, model_state, optimizer_state, metrics)
-        checkpoint.model_config  # noqa: B018 -- check now that config.json describes a model
-    except (SafetensorsError, ValueError, KeyError, TypeError) as error:
-        raise CheckpointError(f"{out_dir}: damaged checkpoint: {error}") from None
-    return checkpoint
+        tokenizer = CharTokenizer.from_json(folder.bytes(TOKENIZER, MAX_JSON_BYTES[TOKENIZER]).decode("utf-8"))
+    except (ValueError, TypeError) as error:  # also a UnicodeDecodeError
+        raise CheckpointError(f"{paths[TOKENIZER]}: {error}") from None
+    if tokenizer.vocab_size != model_config.vocab_size:
+        raise CheckpointError(f"{paths[TOKENIZER]}: {tokenizer.vocab_size} characters, the model's vocab_size is "
+                              f"{model_config.vocab_size}")
+    state = schema.state(folder.json(STATE), paths[STATE], folder.iter_num)
+    optimizer_state = None
+    if with_optimizer:
+        data = folder.bytes(OPTIMIZER, max_array_bytes)
+        tensors = serialization.from_bytes(data, str(paths[OPTIMIZER]))
+        try:
+            metadata = serialization.metadata_from_bytes(data, str(paths[OPTIMIZER]))
+            optimizer_state = optim.unflatten_state_dict(tensors, metadata)
+        except ValueError as error:
+            raise CheckpointError(f"{paths[OPTIMIZER]}: {error}") from None
+    metrics = schema.metrics(folder.bytes(METRICS, MAX_JSON_BYTES[METRICS]), paths[METRICS])
+    return Checkpoint(folder.iter_num, config, model_config, state, tokenizer, model_state, optimizer_state, metrics,
+                      folder.out_dir)
+
+
+def read_train_settings(out_dir: str | Path) -> tuple[dict[str, Any], Path]:
+    """The "train" section of the checkpoint's config.json (verified against the manifest), and that file's path."""
+    folder = _Folder(Path(out_dir))
+    config = folder.json(CONFIG)
+    schema.run_config(config, folder.paths[CONFIG], FORMAT, GPTConfig)
+    return config["train"], folder.paths[CONFIG]
+
+
+def load_weights(model: GPT, checkpoint: Checkpoint) -> None:
+    """Copy the checkpoint's weights into `model`, once their names, shapes and dtypes are the model's."""
+    schema.weights(checkpoint.model_state, model, checkpoint.folder / MODEL)
+    model.load_state_dict(checkpoint.model_state)
+
+
+def load_optimizer(optimizer: optim.Optimizer, checkpoint: Checkpoint) -> None:
+    """Restore AdamW's state from the checkpoint, once it is checked against this optimizer's parameters."""
+    schema.adamw_state(checkpoint.optimizer_state, optimizer, checkpoint.folder / OPTIMIZER)
+    optimizer.load_state_dict(checkpoint.optimizer_state)
 
 
 def load_model(out_dir: str | Path, device: str = "cpu") -> tuple[GPT, CharTokenizer]:
     """The trained model (in eval mode, on `device`) and its tokenizer, for sampling."""
     checkpoint = load_checkpoint(out_dir, with_optimizer=False)
     model = GPT(checkpoint.model_config)
-    model.load_state_dict(checkpoint.model_state)
+    load_weights(model, checkpoint)
     model.to(device)
     model.eval()
     return model, checkpoint.tokenizer
 
 
-def _write_text(path: Path, text: str) -> None:
-    """Write `text` to `path` (a temporary name: the callers rename it into place) and flush it to disk."""
-    with open(path, "w", encoding="utf-8") as file:
-        file.write(text)
-        file.flush()
-        os.fsync(file.fileno())  # the bytes are on disk before a rename makes them the checkpoint
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise CheckpointError(f"{path}: damaged checkpoint file: {error}") from None
+def _check_memory(needed: int, what: str) -> None:
+    available = sizing.available_memory()
+    if available is not None and needed > available:
+        raise CheckpointError(f"{what} need about {sizing.format_bytes(needed)} of memory to load, more than the "
+                              f"{sizing.format_bytes(available)} this machine has available")

@@ -5,8 +5,9 @@
     minigpt train --resume --max-iters 4000        # continue the run in out/ to iteration 4000
     minigpt sample --prompt "ROMEO:" --max-new-tokens 300
 
-Bad arguments or input get one line on stderr naming what is wrong, and exit status 2 (no traceback).
-A run stopped by Ctrl-C saves a checkpoint and exits with status 130.
+Bad arguments or input (flags, a data file, a damaged checkpoint) get one line on stderr naming what is wrong,
+and exit status 2, never a traceback. A run that has to stop (its loss diverged, the disk is full) says why in
+one line and exits with status 1, its last good checkpoint kept. Ctrl-C saves a checkpoint and exits with 130.
 Read next: interop.py, which moves the weights to and from nanoGPT / PyTorch.
 """
 
@@ -19,10 +20,10 @@ from dataclasses import fields
 from typing import Any, NoReturn
 
 import minigrad as mg
-from minigpt.checkpoint import CheckpointError, load_model
+from minigpt.checkpoint import load_model
 from minigpt.data import DataError
 from minigpt.tokenizer import UnknownCharacterError
-from minigpt.train import ConfigError, TrainConfig, config_for_resume, train
+from minigpt.train import ConfigError, TrainConfig, TrainingError, config_for_resume, train
 
 DEFAULTS = TrainConfig()
 
@@ -62,6 +63,14 @@ def _fraction(text: str) -> float:
     return value
 
 
+def _device(text: str) -> str:
+    # "strict", the CuPy-like stand-in the tests train on, is accepted but not advertised.
+    kind, _, index = text.partition(":")
+    if text not in ("cpu", "cuda", "strict") and not (kind == "cuda" and index.isdigit()):
+        raise argparse.ArgumentTypeError(f"must be cpu or cuda (or cuda:N for the GPU numbered N), got {text!r}")
+    return text
+
+
 def _top_p(text: str) -> float:
     value = float(text)
     if not 0 < value <= 1:
@@ -74,6 +83,7 @@ _positive_int.__name__ = "positive integer"
 _non_negative_int.__name__ = "non-negative integer"
 _non_negative_float.__name__ = "non-negative number"
 _fraction.__name__ = "fraction"
+_device.__name__ = "device"
 _top_p.__name__ = "probability"
 
 
@@ -97,12 +107,20 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a UTF-8 text file to train on (default: the built-in Shakespeare corpus)")
     group.add_argument("--out-dir", metavar="DIR", default=None,
                        help=f"where checkpoints, the metrics log and the loss curve go (default: {d.out_dir}/)")
-    group.add_argument("--resume", action="store_true",
-                       help="continue the run saved in --out-dir up to --max-iters; the other settings come from "
-                            "the checkpoint (only --max-iters, --eval-interval, --device and --data may be given)")
-    group.add_argument("--device", default=None, choices=["cpu", "cuda", "strict"], metavar="{cpu,cuda}",
+    existing = group.add_mutually_exclusive_group()
+    existing.add_argument("--resume", action="store_true",
+                          help="continue the run saved in --out-dir up to --max-iters; the other settings come from "
+                               "the checkpoint (only --max-iters, --eval-interval, --eval-iters, --device and --data "
+                               "may be given)")
+    existing.add_argument("--overwrite", action="store_true",
+                          help="start a new run even though --out-dir holds a checkpoint, which the new run's first "
+                               "save replaces (without this, such a run is refused)")
+    group.add_argument("--device", default=None, type=_device, metavar="{cpu,cuda}",
                        help=f"where to train: cpu (NumPy) or cuda (CuPy, an NVIDIA GPU) (default: {d.device})")
     flag(group, "--eval-interval", "evaluate and checkpoint every N iterations", type=_positive_int, metavar="N")
+    flag(group, "--eval-iters", "batches per split in each evaluation, counted in batches of the default "
+         f"{d.batch_size} x {d.block_size} tokens: larger batches read as many tokens in fewer of them",
+         type=_positive_int, metavar="N")
     group = train.add_argument_group("data and model")
     flag(group, "--batch-size", "sequences per batch", type=_positive_int, metavar="B")
     flag(group, "--block-size", "context length in characters", type=_positive_int, metavar="T")
@@ -114,7 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
     flag(group, "--norm-position", "LayerNorm before (pre, GPT-2) or after (post) each sublayer",
          choices=["pre", "post"])
     group = train.add_argument_group("optimisation")
-    flag(group, "--max-iters", "train up to this iteration", type=_non_negative_int, metavar="N")
+    flag(group, "--max-iters", "train up to this iteration; 0 evaluates the untrained model and writes no "
+         "checkpoint", type=_non_negative_int, metavar="N")
     flag(group, "--lr", "peak learning rate (AdamW); it decays to lr/10", type=_non_negative_float, metavar="LR")
     flag(group, "--warmup-iters", "iterations of linear warmup", type=_non_negative_int, metavar="N")
     group.add_argument("--lr-decay-iters", type=_non_negative_int, metavar="N", default=None,
@@ -122,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     flag(group, "--grad-clip", "clip the global gradient norm to this, 0 for none", type=_non_negative_float,
          metavar="NORM")
     flag(group, "--weight-decay", "AdamW weight decay on the 2-D weights", type=_non_negative_float, metavar="WD")
-    flag(group, "--seed", "random seed (weights, batches, dropout)", type=int, metavar="S")
+    flag(group, "--seed", "random seed (weights, batches, dropout)", type=_non_negative_int, metavar="S")
 
     sample = commands.add_parser("sample", help="print text from a trained checkpoint",
                                  description="Load the checkpoint in --out-dir and continue a prompt.")
@@ -137,33 +156,40 @@ def build_parser() -> argparse.ArgumentParser:
                         help="draw only from the K likeliest characters (default: all)")
     sample.add_argument("--top-p", type=_top_p, default=None, metavar="P",
                         help="draw only from the likeliest characters that make up probability P (default: 1)")
-    sample.add_argument("--seed", type=int, default=1337, help="random seed (default: 1337)")
+    sample.add_argument("--seed", type=_non_negative_int, default=1337, metavar="S",
+                        help="random seed (default: 1337)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the `minigpt` command; returns the exit status (0 ok, 2 bad input, 130 stopped by Ctrl-C)."""
+    """Run the `minigpt` command; returns the exit status (0 ok, 1 a run that had to stop, 2 bad input, 130 Ctrl-C)."""
     args = build_parser().parse_args(argv)
     prog = f"minigpt {args.command}"
     try:
         if args.command == "train":
             return _train(args)
         return _sample(args)
-    except (ConfigError, DataError, CheckpointError, UnknownCharacterError) as error:
+    except (ConfigError, DataError, mg.CheckpointError, UnknownCharacterError) as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         return 2
+    except TrainingError as error:
+        print(f"{prog}: stopped: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:  # the machine's, not the input's: a full disk, a folder removed under us
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:  # a second Ctrl-C: stop at once, without saving
         print(f"\n{prog}: interrupted", file=sys.stderr)
         return 130
 
 
 def _train(args: argparse.Namespace) -> int:
-    names = {f.name for f in fields(TrainConfig)} - {"resume"}
+    names = {f.name for f in fields(TrainConfig)} - {"resume", "overwrite"}
     given = {name: value for name, value in vars(args).items() if name in names and value is not None}
     if args.resume:
         config = config_for_resume(args.out_dir or DEFAULTS.out_dir, given)
     else:
-        config = TrainConfig(**given)
+        config = TrainConfig(**given, overwrite=args.overwrite)
     result = train(config)
     return 130 if result.interrupted else 0
 

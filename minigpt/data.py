@@ -56,7 +56,8 @@ def read_text(path: str | Path) -> str:
     except OSError as error:
         raise DataError(f"--data {path}: cannot be read ({error.strerror})") from None
     if not text.strip():
-        raise DataError(f"--data {path}: the file is empty")
+        raise DataError(f"--data {path}: the file is empty" if not text else f"--data {path}: the file holds only "
+                        "whitespace")
     return text
 
 

@@ -143,7 +143,7 @@ class CausalSelfAttention(nn.Module):
         B, T, C = x.shape
         nh, hs = self.n_head, C // self.n_head
         qkv = self.c_attn(x)  # (B, T, 3C)
-        qkv = qkv.reshape(B, T, 3, nh, hs).transpose(2, 0, 3, 1, 4)  # (3, B, nh, T, hs)
+        qkv = qkv.reshape(B, T, 3, nh, hs).permute(2, 0, 3, 1, 4)  # (3, B, nh, T, hs)
         q, k, v = qkv[0], qkv[1], qkv[2]  # (B, nh, T, hs) each
         start = 0 if kv_cache is None else kv_cache.lengths[self.layer]
         if self.rotary is not None:
@@ -155,7 +155,7 @@ class CausalSelfAttention(nn.Module):
         y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal, dropout_p=dropout_p)  # (B, nh, T, hs)
         if self.keep_attention:
             self.attention = F.attention_probs(q, k, is_causal=self.causal)  # (B, nh, T, start + T)
-        y = y.transpose(0, 2, 1, 3).reshape(B, T, C)  # (B, T, nh, hs) -> (B, T, C): heads side by side
+        y = y.transpose(1, 2).reshape(B, T, C)  # (B, T, nh, hs) -> (B, T, C): heads side by side
         return self.resid_dropout(self.c_proj(y))
 
 

@@ -13,6 +13,10 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
+from minigrad.serialization import read_bytes
+
+MAX_JSON_BYTES = 2**24  # every Unicode character, as JSON, is under 16 MiB
+
 
 class UnknownCharacterError(ValueError):
     """A character that is not in the tokenizer's vocabulary (the message names it and its position)."""
@@ -82,8 +86,8 @@ class CharTokenizer:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> CharTokenizer:
-        with open(path, encoding="utf-8") as f:
-            return cls.from_json(f.read())
+        # Through minigrad's one door for files: a regular file, no larger than any vocabulary's JSON can be.
+        return cls.from_json(read_bytes(path, MAX_JSON_BYTES).decode("utf-8"))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, CharTokenizer) and self.chars == other.chars

@@ -9,38 +9,40 @@ for Shakespeare (a few minutes on a laptop). Then `train` runs in numbered phase
     4. resume       the optimizer's state, the iteration, both random generators
     5. loop         # forward, # backward, # update; every eval_interval: evaluate, log, checkpoint
 
+Before any of it, the settings are checked against the folder and the machine: a new run never writes over
+a trained one (that takes --resume or --overwrite), and a configuration whose training step would not fit in
+memory is refused at once, with the figure (sizing.py). During the run, a loss that is no longer finite stops
+it (TrainingError), and the last good checkpoint stays as it was.
+
 A resumed run ends with the very weights an uninterrupted one would: the learning rate is a function of
 the iteration alone, the batch positions come from a generator whose state is in the checkpoint, and so does
 minigrad's generator (dropout masks). Evaluation draws from a third generator, rebuilt from the seed each
 time, so how often a run evaluates (or was stopped) never shifts the training batches.
-Read next: checkpoint.py (what is saved), cli.py (the command line).
+Read next: preflight.py (the checks before a run), progress.py, checkpoint.py (what is saved), cli.py.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import json
 import math
 import signal
 import threading
 import time
+from contextlib import closing
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 import minigrad as mg
-from minigpt import checkpoint
+from minigpt import checkpoint, preflight, schema
 from minigpt.config import GPTConfig
 from minigpt.data import Dataset, get_batch, load_dataset
 from minigpt.model import GPT
+from minigpt.preflight import ConfigError, TrainingError
+from minigpt.progress import Progress, write
 from minigrad import nn, optim
-
-
-class ConfigError(ValueError):
-    """Settings that cannot work (a bad value, a missing GPU, a checkpoint from another configuration)."""
 
 
 @dataclass
@@ -49,6 +51,7 @@ class TrainConfig:
 
     # I/O
     out_dir: str = "out"
+    overwrite: bool = False  # a new run may replace the checkpoint in out_dir (else it is refused)
     eval_interval: int = 250  # evaluate, log and checkpoint every this many iterations (and at the end)
     eval_iters: int = 20  # batches per split for each loss estimate
     log_interval: int = 10  # read the training loss back (a device sync) every this many iterations
@@ -78,10 +81,25 @@ class TrainConfig:
     device: str = "cpu"  # "cpu" or "cuda" ("strict": the CuPy-like test device)
     seed: int = 1337
 
+    def __post_init__(self) -> None:
+        """Refuse a setting of the wrong type or out of range, naming it (from Python, the flags or a checkpoint)."""
+        for field in fields(self):
+            value = getattr(self, field.name)
+            problem = schema.type_problem(str(field.type), value)
+            if problem is None and type(value) in (int, float):
+                if field.name in _AT_LEAST_ONE and value < 1:
+                    problem = f"must be at least 1, got {value!r}"
+                elif field.name in _FRACTIONS and not 0 <= value < 1:
+                    problem = f"must be in [0, 1), got {value!r}"
+                elif value < 0:
+                    problem = f"must be 0 or more, got {value!r}"
+            if problem:
+                raise ConfigError(f"{field.name} {problem}")
 
-# What may differ between a run and its resumption: nothing else, or the result would not be the same run.
-RESUMABLE_CHANGES = ("out_dir", "eval_interval", "eval_iters", "log_interval", "resume", "data", "max_iters",
-                     "device")
+
+_AT_LEAST_ONE = ("eval_interval", "eval_iters", "log_interval", "batch_size", "block_size", "n_layer", "n_head",
+                 "n_embd")
+_FRACTIONS = ("dropout", "beta1", "beta2")  # in [0, 1); every other number must be 0 or more
 
 
 @dataclass
@@ -94,30 +112,35 @@ class TrainResult:
 def train(cfg: TrainConfig) -> TrainResult:
     """Train (or, with cfg.resume, continue training) a GPT as `cfg` says; checkpoints go to cfg.out_dir."""
     out_dir = Path(cfg.out_dir)
-    device = _check_device(cfg.device)
+    device = preflight.check_device(cfg.device)
+    preflight.check_out_dir(cfg)
 
     # 1. data (and, with --resume, the checkpoint, whose settings and text this run must match) -----------
     resumed = checkpoint.load_checkpoint(out_dir) if cfg.resume else None
     if resumed is not None:
-        _check_resumable(cfg, resumed.config["train"])
+        preflight.check_resumable(cfg, resumed.config["train"])
     data = load_dataset(cfg.data, cfg.block_size)
     if resumed is not None:
-        _check_same_data(data, resumed)
+        preflight.check_same_data(data, resumed)
+    decay_from = "--lr-decay-iters" if cfg.lr_decay_iters is not None else "--max-iters"
     lr_decay_iters = cfg.lr_decay_iters if cfg.lr_decay_iters is not None else cfg.max_iters
     cfg = replace(cfg, lr_decay_iters=lr_decay_iters)  # fixed now, so that a resumed run keeps this schedule
+    schedule = resumed.config["schedule"] if resumed is not None else preflight.schedule_record(cfg, decay_from)
     min_lr = cfg.lr / 10
 
     # 2. model -----------------------------------------------------------------------------------
-    mg.manual_seed(cfg.seed)  # the initial weights, then the dropout masks, come from this generator
     try:
         model_config = GPTConfig(vocab_size=data.tokenizer.vocab_size, block_size=cfg.block_size,
                                  n_layer=cfg.n_layer, n_head=cfg.n_head, n_embd=cfg.n_embd, dropout=cfg.dropout,
                                  pos_encoding=cfg.pos_encoding, norm_position=cfg.norm_position)
     except ValueError as error:
         raise ConfigError(str(error)) from None
+    preflight.check_memory(model_config, cfg.batch_size, device)
+    preflight.make_out_dir(out_dir)
+    mg.manual_seed(cfg.seed)  # the initial weights, then the dropout masks, come from this generator
     model = GPT(model_config)
     if resumed is not None:
-        model.load_state_dict(resumed.model_state)
+        checkpoint.load_weights(model, resumed)
     model.to(device)
     model.train()
 
@@ -131,67 +154,76 @@ def train(cfg: TrainConfig) -> TrainResult:
     batch_rng = np.random.default_rng(cfg.seed)  # where each training batch is cut from the text
     start_iter, best_val_loss, metrics = 0, math.inf, []
     if resumed is not None:
-        optimizer.load_state_dict(resumed.optimizer_state)
+        checkpoint.load_optimizer(optimizer, resumed)
         batch_rng.bit_generator.state = resumed.state["batch_rng"]
         mg.random.set_rng_state(resumed.state["minigrad_rng"])
-        start_iter, best_val_loss = resumed.state["iter_num"], resumed.state["best_val_loss"]
+        start_iter, best_val_loss = resumed.iter_num, resumed.state["best_val_loss"]
         metrics = [m for m in resumed.metrics if m["iter"] <= start_iter]
         if device != "cpu" and cfg.dropout > 0:
-            tqdm.write("note: on a GPU, dropout masks restart from the seed after a resume (minigrad saves only the "
-                       "host generator), so this run will not match an uninterrupted one bit for bit")
+            write("note: on a GPU, dropout masks restart from the seed after a resume (minigrad saves only the "
+                  "host generator), so this run will not match an uninterrupted one bit for bit")
         if start_iter > cfg.max_iters:
             raise ConfigError(f"the checkpoint in {out_dir} is at iteration {start_iter}, past --max-iters "
                               f"{cfg.max_iters}")
-    elif checkpoint.exists(out_dir):
-        tqdm.write(f"note: {out_dir} holds a checkpoint; this new run replaces it at its first save "
-                   "(use --resume to continue it instead)")
+    checkpoint.recover(out_dir)  # what an interrupted save left behind: finished, or removed
     data_path = str(Path(cfg.data).resolve()) if cfg.data is not None else None  # resumable from anywhere
     run_config = {"model": model_config.to_dict(), "train": asdict(replace(cfg, data=data_path)),
-                  "data": {"name": data.name, "sha256": data.sha256}}
+                  "data": {"name": data.name, "sha256": data.sha256},
+                  "schedule": schedule}
 
     def save(iter_num: int) -> None:
         state = {"iter_num": iter_num, "best_val_loss": best_val_loss, "batch_rng": batch_rng.bit_generator.state,
                  "minigrad_rng": mg.random.get_rng_state()}
-        checkpoint.save_checkpoint(out_dir, model, optimizer, data.tokenizer, run_config, state, metrics)
+        try:
+            checkpoint.save_checkpoint(out_dir, model, optimizer, data.tokenizer, run_config, state, metrics,
+                                       allow_earlier=cfg.overwrite)
+        except OSError as error:  # a full disk, a folder gone: the previous checkpoint is intact
+            raise TrainingError(f"could not save the checkpoint of iteration {iter_num} in {out_dir} "
+                                f"({error.strerror or error}); {preflight.kept(out_dir)}") from None
 
     if importlib.util.find_spec("matplotlib") is None:
-        tqdm.write("note: no loss curve (matplotlib is not installed: pip install matplotlib)")
-    n_params = model.num_parameters()
-    tqdm.write(f"training on {data.name}: {len(data.train):,} train / {len(data.val):,} val characters, "
-               f"vocabulary {data.tokenizer.vocab_size}; {n_params / 1e6:.2f}M parameters on {device}; "
-               f"iterations {start_iter} -> {cfg.max_iters}")
+        write("note: no loss curve (matplotlib is not installed: pip install matplotlib)")
+    n_params, eval_batches = model.num_parameters(), evaluation_batches(cfg)
+    write(f"training on {data.name}: {len(data.train):,} train / {len(data.val):,} val characters, "
+          f"vocabulary {data.tokenizer.vocab_size}; {n_params / 1e6:.2f}M parameters on {device}; "
+          f"iterations {start_iter} -> {cfg.max_iters}; each evaluation: {eval_batches} batch"
+          f"{'es' if eval_batches > 1 else ''} of {cfg.batch_size} x {cfg.block_size} per split")
+    if resumed is not None:
+        preflight.explain_schedule(cfg, schedule, start_iter)
 
     # 5. loop ------------------------------------------------------------------------------------
     stop = _StopOnCtrlC()
-    bar = tqdm(total=cfg.max_iters, initial=start_iter, desc="train", unit="it", dynamic_ncols=True, disable=None)
+    bar = Progress(cfg.max_iters, "train", initial=start_iter)
     iter_num, t_start = start_iter, time.perf_counter()
     t_log = t_start  # tokens/s is measured over each log interval, evaluation excluded
-    with stop:
+    with stop, closing(bar):
         while True:
             # evaluate, log and checkpoint every eval_interval iterations and at the end (not again right after
             # a resume: that checkpoint is the one we just loaded)
             at_end, saved = iter_num == cfg.max_iters, False
             if (iter_num % cfg.eval_interval == 0 or at_end) and not (resumed is not None and iter_num == start_iter):
                 losses = estimate_loss(model, data, cfg, device)
+                preflight.check_finite(losses["train"], iter_num, out_dir)
+                preflight.check_finite(losses["val"], iter_num, out_dir)
                 best_val_loss = min(best_val_loss, losses["val"])
                 # Every record's lr is the one the last step used, as in the per-step records below.
                 lr = optim.cosine_with_warmup(max(iter_num - 1, 0), cfg.lr, cfg.warmup_iters, lr_decay_iters, min_lr)
                 metrics.append({"iter": iter_num, "train_loss": losses["train"], "val_loss": losses["val"],
                                 "lr": lr, "elapsed_s": round(time.perf_counter() - t_start, 2)})
-                tqdm.write(f"iter {iter_num}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
+                write(f"iter {iter_num}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
                 if iter_num > 0 or stop.requested:  # the fresh weights are not worth a file (or an overwrite)
                     save(iter_num)
                     saved = True
-                plot_losses(metrics, out_dir / "loss_curve.png")
+                    plot_losses(metrics, out_dir / "loss_curve.png")  # (a curve of one point is not worth one)
                 t_log = time.perf_counter()
             if at_end:
                 break
             if stop.requested:
                 if not saved:
                     save(iter_num)
-                bar.close()
-                tqdm.write(f"interrupted at iteration {iter_num}: checkpoint saved in {out_dir}; continue with "
-                           f"`minigpt train --resume --out-dir {out_dir}`")
+                    plot_losses(metrics, out_dir / "loss_curve.png")
+                write(f"interrupted at iteration {iter_num}: checkpoint saved in {out_dir}; continue with "
+                      f"`minigpt train --resume --out-dir {out_dir}`")
                 return TrainResult(iter_num, best_val_loss, interrupted=True)
 
             # the learning rate is a function of the iteration alone (so a resumed run follows the same curve)
@@ -215,36 +247,56 @@ def train(cfg: TrainConfig) -> TrainResult:
             loss = loss.detach()
             del logits
             iter_num += 1
-            bar.update(1)
             if iter_num % cfg.log_interval == 0:
                 loss_value = loss.item()  # the only read-back from the device between evaluations
+                preflight.check_finite(loss_value, iter_num, out_dir)
                 now = time.perf_counter()
                 tokens_per_s = cfg.log_interval * cfg.batch_size * cfg.block_size / (now - t_log)
                 t_log = now
                 metrics.append({"iter": iter_num, "loss": loss_value, "lr": lr,
                                 "tokens_per_s": round(tokens_per_s, 1)})
                 bar.set_postfix(loss=f"{loss_value:.4f}", lr=f"{lr:.2e}", tok_s=f"{tokens_per_s:,.0f}")
-    bar.close()
-    plot_losses(metrics, out_dir / "loss_curve.png")
-    tqdm.write(f"done: {iter_num} iterations in {time.perf_counter() - t_start:.1f} s, best val loss "
-               f"{best_val_loss:.4f}; checkpoint in {out_dir}")
+            bar.update(1)
+    ran, seconds = iter_num - start_iter, time.perf_counter() - t_start
+    if ran == 0 and resumed is not None:
+        write(f"nothing to do: the checkpoint in {out_dir} is already at iteration {iter_num} (--max-iters); "
+              "give a larger --max-iters to train on")
+    elif ran == 0:
+        write("done: 0 iterations (--max-iters 0): the untrained model was evaluated; no checkpoint written")
+    else:
+        write(f"done: {ran} iterations ({start_iter} -> {iter_num}) in {seconds:.1f} s, best val loss "
+              f"{best_val_loss:.4f}; checkpoint in {out_dir}")
     return TrainResult(iter_num, best_val_loss, interrupted=False)
+
+
+def evaluation_batches(cfg: TrainConfig) -> int:
+    """Batches per split in each evaluation: cfg.eval_iters, counted in batches of the default size.
+
+    Larger batches (a longer --block-size, a larger --batch-size) read as many tokens in fewer of them, so an
+    evaluation costs what the defaults' does rather than growing with the configuration (at least one batch).
+    """
+    default_tokens = TrainConfig.batch_size * TrainConfig.block_size
+    tokens = cfg.batch_size * cfg.block_size
+    return max(1, min(cfg.eval_iters, round(cfg.eval_iters * default_tokens / tokens)))
 
 
 @mg.no_grad()
 def estimate_loss(model: GPT, data: Dataset, cfg: TrainConfig, device: str) -> dict[str, float]:
-    """The mean loss over cfg.eval_iters batches of each split, with dropout off and no graph."""
+    """The mean loss over `evaluation_batches(cfg)` batches of each split, with dropout off and no graph."""
     model.eval()
     # The same evaluation batches every time, drawn apart from the training stream (which they never shift).
     rng = np.random.default_rng([cfg.seed, 1])
+    n_batches = evaluation_batches(cfg)
     out = {}
-    for split, ids in (("train", data.train), ("val", data.val)):
-        losses = []
-        for _ in range(cfg.eval_iters):
-            x, y = get_batch(ids, cfg.batch_size, cfg.block_size, rng)
-            _, loss = model(mg.tensor(x, device=device), mg.tensor(y, device=device))
-            losses.append(loss)
-        out[split] = float(np.mean([loss.item() for loss in losses]))  # read back once all are queued
+    with closing(Progress(2 * n_batches, "evaluating", unit="batch", leave=False)) as bar:
+        for split, ids in (("train", data.train), ("val", data.val)):
+            losses = []
+            for _ in range(n_batches):
+                x, y = get_batch(ids, cfg.batch_size, cfg.block_size, rng)
+                _, loss = model(mg.tensor(x, device=device), mg.tensor(y, device=device))
+                losses.append(loss)
+                bar.update(1)
+            out[split] = float(np.mean([loss.item() for loss in losses]))  # read back once all are queued
     model.train()
     return out
 
@@ -259,58 +311,21 @@ def plot_losses(metrics: list[dict[str, Any]], path: Path) -> None:
     mg.viz.plot_loss_curves(metrics, path=path, title=None)
 
 
-def _check_device(device: str) -> str:
-    """The canonical device name, or a ConfigError saying what to install."""
-    try:
-        device = mg.backend.canonical_device(device)
-    except ValueError as error:
-        raise ConfigError(f"--device: {error}") from None
-    if device.startswith("cuda") and not mg.cuda.is_available():
-        raise ConfigError("--device cuda needs CuPy and an NVIDIA GPU: pip install -e '.[cuda12]' "
-                          "(or '.[cuda13]' for CUDA 13), or use --device cpu")
-    return device
-
-
 def config_for_resume(out_dir: str | Path, given: dict[str, Any]) -> TrainConfig:
     """The settings of the run saved in `out_dir`, with the settings in `given` (the flags a user typed) on top.
 
     `train` then refuses any given setting that would make the result differ from the uninterrupted run.
     """
-    path = Path(out_dir) / checkpoint.CONFIG
-    if not path.exists():
-        raise checkpoint.CheckpointError(f"{out_dir}: no checkpoint to resume ({path.name} is missing)")
+    if not checkpoint.exists(out_dir):
+        raise checkpoint.CheckpointError(f"{out_dir}: no checkpoint to resume; start one with: minigpt train "
+                                         f"--out-dir {out_dir}")
+    saved, path = checkpoint.read_train_settings(out_dir)
+    schema.check_fields(saved, TrainConfig, f"{path}: train.")
     try:
-        saved = json.loads(path.read_text(encoding="utf-8"))["train"]
-        return TrainConfig(**{**saved, **given, "out_dir": str(out_dir), "resume": True})
-    except (ValueError, KeyError, TypeError) as error:
-        raise checkpoint.CheckpointError(f"{out_dir}: damaged checkpoint: {path.name}: {error}") from None
-
-
-def _check_resumable(cfg: TrainConfig, saved: dict[str, Any]) -> None:
-    """A ConfigError naming every setting that differs from the checkpoint's (beyond RESUMABLE_CHANGES)."""
-    problems = []
-    for field in fields(TrainConfig):
-        name = field.name
-        ours, theirs = getattr(cfg, name), saved.get(name)
-        if name in RESUMABLE_CHANGES or (name == "lr_decay_iters" and ours is None) or ours == theirs:
-            continue
-        flag = "--" + name.replace("_", "-")
-        if name == "block_size" and theirs is not None and ours > theirs:
-            problems.append(f"{flag} {ours} is larger than the checkpoint's block_size {theirs}")
-        else:
-            problems.append(f"{flag} is {ours}, the checkpoint's is {theirs}")
-    if problems:
-        raise ConfigError(f"cannot resume from {cfg.out_dir}, which was trained with other settings: "
-                          + "; ".join(problems))
-
-
-def _check_same_data(data: Dataset, resumed: checkpoint.Checkpoint) -> None:
-    saved = resumed.config["data"]
-    if data.sha256 != saved["sha256"]:
-        raise ConfigError(f"cannot resume: the checkpoint was trained on {saved['name']}, and {data.name} is "
-                          "a different text")
-    if data.tokenizer != resumed.tokenizer:
-        raise checkpoint.CheckpointError("damaged checkpoint: its tokenizer does not match its training text")
+        TrainConfig(**saved)  # each value in range, before any is used
+    except ConfigError as error:
+        raise checkpoint.CheckpointError(f"{path}: train.{error}") from None
+    return TrainConfig(**{**saved, **given, "out_dir": str(out_dir), "resume": True, "overwrite": False})
 
 
 class _StopOnCtrlC:
@@ -326,7 +341,7 @@ class _StopOnCtrlC:
         if self.requested:
             raise KeyboardInterrupt
         self.requested = True
-        tqdm.write("stopping: saving a checkpoint after this step (Ctrl-C again to quit without saving)")
+        write("stopping: saving a checkpoint after this step (Ctrl-C again to quit without saving)")
 
     def __enter__(self) -> _StopOnCtrlC:
         if threading.current_thread() is threading.main_thread():  # signals can only be caught there

@@ -10,10 +10,23 @@ Start with tensor.py (Tensor), function.py (Function, one op), then autograd.py 
 
 from minigrad import cuda, nn, optim, viz
 from minigrad.anomaly import AnomalyError, detect_anomaly
-from minigrad.autograd import is_grad_enabled, no_grad
-from minigrad.factories import arange, ones, randn, tensor, zeros
+from minigrad.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from minigrad.factories import (
+    arange,
+    eye,
+    full,
+    full_like,
+    linspace,
+    ones,
+    ones_like,
+    randn,
+    randn_like,
+    tensor,
+    zeros,
+    zeros_like,
+)
 from minigrad.function import Function
-from minigrad.functional import concat, stack, where
+from minigrad.functional import cat, concat, stack, where
 from minigrad.gradcheck import GradcheckError, gradcheck
 from minigrad.memory import keep_freed_host_memory
 from minigrad.random import manual_seed
@@ -21,9 +34,10 @@ from minigrad.serialization import CheckpointError, load, load_metadata, save
 from minigrad.tensor import ShapeError, Tensor
 
 __all__ = [
-    "AnomalyError", "CheckpointError", "Function", "GradcheckError", "ShapeError", "Tensor", "arange", "concat",
-    "cuda", "detect_anomaly", "gradcheck", "is_grad_enabled", "load", "load_metadata", "manual_seed", "nn",
-    "no_grad", "ones", "optim", "randn", "save", "stack", "tensor", "viz", "where", "zeros",
+    "AnomalyError", "CheckpointError", "Function", "GradcheckError", "ShapeError", "Tensor", "arange", "cat", "concat",
+    "cuda", "detect_anomaly", "enable_grad", "eye", "full", "full_like", "gradcheck", "is_grad_enabled", "linspace",
+    "load", "load_metadata", "manual_seed", "nn", "no_grad", "ones", "ones_like", "optim", "randn", "randn_like",
+    "save", "set_grad_enabled", "stack", "tensor", "viz", "where", "zeros", "zeros_like",
 ]
 __version__ = "0.1.0"
 

@@ -6,20 +6,30 @@
    later in the order), so we hand it to the op that made the tensor, which returns one gradient per
    input. Broadcast inputs get their gradient summed back to their own shape here, once, in `sum_to`.
 
-Also here: the grad-mode switch (`no_grad`) - the only global state in minigrad besides the seed.
+Also here: the grad-mode switch (`no_grad`, `enable_grad`, `set_grad_enabled`), one per thread as in PyTorch -
+the only global state in minigrad besides the seed.
 Read next: ops/elementwise.py for the simplest ops, ops/nn.py for the fused ones.
 """
 
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from minigrad.tensor import Tensor
 
-_grad_enabled = True
+
+class _GradMode(threading.local):
+    """Whether ops record a graph, one switch per thread (as in PyTorch): a thread inside `no_grad`
+    never turns recording off for another thread. The class attribute is every thread's initial value."""
+
+    enabled = True
+
+
+grad_mode = _GradMode()
 
 # Set by `mg.detect_anomaly()` (anomaly.py) to an object with `forward(ctx, y)` and
 # `backward(ctx, gxs)` checks; None, the default, costs one comparison per op.
@@ -33,35 +43,80 @@ scope_hook: Any = None
 
 
 def is_grad_enabled() -> bool:
-    return _grad_enabled
+    """Whether ops run now (in this thread) record a graph for backward."""
+    return grad_mode.enabled
 
 
-class no_grad:
+class set_grad_enabled:
+    """Switch graph recording on or off in this thread, as `torch.set_grad_enabled(mode)`.
+
+    Takes effect at once as a plain call (`mg.set_grad_enabled(False)`); used as a context manager or
+    a decorator, it restores the previous mode on exit.
+    """
+
+    def __init__(self, mode: bool) -> None:
+        self._previous = grad_mode.enabled
+        self.mode = bool(mode)
+        grad_mode.enabled = self.mode
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc_info: Any) -> None:
+        grad_mode.enabled = self._previous
+
+    def __call__(self, function: Callable) -> Callable:
+        grad_mode.enabled = self._previous  # decorating must not switch the mode: calling does
+        mode = self.mode
+
+        @functools.wraps(function)
+        def with_mode(*args: Any, **kwargs: Any) -> Any:
+            with set_grad_enabled(mode):
+                return function(*args, **kwargs)
+
+        return with_mode
+
+
+class _GradModeBlock:
+    """A context manager and decorator that sets the grad mode to `mode` inside, then restores it."""
+
+    mode: bool
+
+    def __init__(self) -> None:
+        self._previous: list[bool] = []  # a stack, so that one object can be entered twice, nested
+
+    def __enter__(self) -> None:
+        self._previous.append(grad_mode.enabled)
+        grad_mode.enabled = self.mode
+
+    def __exit__(self, *exc_info: Any) -> None:
+        grad_mode.enabled = self._previous.pop()
+
+    def __call__(self, function: Callable) -> Callable:
+        block = type(self)
+
+        @functools.wraps(function)
+        def with_mode(*args: Any, **kwargs: Any) -> Any:
+            with block():
+                return function(*args, **kwargs)
+
+        return with_mode
+
+
+class no_grad(_GradModeBlock):
     """Context manager and decorator: ops inside record no graph (for evaluation and sampling).
 
         with mg.no_grad():
             logits, _ = model(idx)
     """
 
-    def __init__(self) -> None:
-        self._previous: list[bool] = []  # a stack, so that one object can be entered twice, nested
+    mode = False
 
-    def __enter__(self) -> None:
-        global _grad_enabled
-        self._previous.append(_grad_enabled)
-        _grad_enabled = False
 
-    def __exit__(self, *exc_info: Any) -> None:
-        global _grad_enabled
-        _grad_enabled = self._previous.pop()
+class enable_grad(_GradModeBlock):
+    """Context manager and decorator: ops inside record a graph again, even within `no_grad`."""
 
-    def __call__(self, function: Callable) -> Callable:
-        @functools.wraps(function)
-        def without_grad(*args: Any, **kwargs: Any) -> Any:
-            with no_grad():
-                return function(*args, **kwargs)
-
-        return without_grad
+    mode = True
 
 
 def sum_to(gx: Any, shape: tuple[int, ...]) -> Any:
@@ -121,7 +176,8 @@ def backward(
     Unless `retain_graph`, each op's saved buffers are released after use; the graph's structure
     stays, so it can still be drawn. `on_step(tensor, grad)` is called when a tensor's gradient is
     complete, in the order the engine visits tensors (anomaly detection and the backward
-    animation listen here).
+    animation listen here). An op whose input was updated in place after it ran raises a
+    RuntimeError instead of using a stale saved input.
     """
     order = topological_order(root)
     grads: dict[int, Any] = {id(root): grad}
@@ -146,6 +202,8 @@ def backward(
                 f"backward through the graph a second time ({ctx.name} already released its saved "
                 "buffers); call backward(retain_graph=True) the first time if you need to"
             )
+        if [parent._version for parent in ctx.parents] != ctx.input_versions:
+            _refuse_changed_input(ctx)
         gxs = ctx.backward(gy)
         if not isinstance(gxs, tuple):
             gxs = (gxs,)
@@ -167,6 +225,18 @@ def backward(
                 owned.add(key)
         if not retain_graph:
             ctx.release()
+
+
+def _refuse_changed_input(ctx: Any) -> None:
+    """An input of `ctx` was updated in place after the op ran (tensor_inplace.py). The op may have saved it
+    for backward, and its gradient would silently be wrong: refuse, as PyTorch does, naming the input."""
+    for i, (parent, version) in enumerate(zip(ctx.parents, ctx.input_versions)):
+        if parent._version != version:
+            raise RuntimeError(
+                f"backward: input {i} of {ctx.name} (shape {parent.shape}) was modified by an in-place operation "
+                f"after {ctx.name} used it (version {parent._version}, expected {version}); update it after "
+                "backward, or compute on a clone()"
+            )
 
 
 def _is_fresh(gx: Any, gy: Any, gxs: tuple) -> bool:

@@ -62,15 +62,16 @@ class Function:
         try:
             y = ctx.forward(*[t.data for t in inputs])
         except ValueError as error:
-            if isinstance(error, ShapeError):
-                raise
+            if isinstance(error, ShapeError) or not _is_shape_error(error):
+                raise  # a ValueError about values (integers to negative powers, ...) keeps its own words
             shapes = ", ".join(str(t.shape) for t in inputs)
             raise ShapeError(f"{cls.__name__}: input shapes {shapes}: {error}") from error
-        requires_grad = autograd._grad_enabled and any(t.requires_grad for t in inputs)
+        requires_grad = autograd.grad_mode.enabled and any(t.requires_grad for t in inputs)
         out = Tensor._make(y, requires_grad)
         if requires_grad:
             ctx.parents = inputs
             ctx.needs_input_grad = tuple(t.requires_grad for t in inputs)
+            ctx.input_versions = [t._version for t in inputs]  # backward checks that none changed in place
             out._ctx = ctx
         if autograd.scope_hook is not None:  # drawing: which module's forward made this op
             ctx.scope = autograd.scope_hook.scope
@@ -78,3 +79,10 @@ class Function:
             ctx.created_at = traceback.extract_stack()[:-2]
             autograd.anomaly_hook.forward(ctx, inputs, y)
         return out
+
+
+def _is_shape_error(error: ValueError) -> bool:
+    """Whether the array library refused the inputs' shapes (NumPy and CuPy say "broadcast", "shape" or
+    "dimension"), as opposed to their values; only then does an error name the op and the shapes."""
+    message = str(error)
+    return any(word in message for word in ("broadcast", "shape", "dimension"))

@@ -11,6 +11,7 @@ from typing import Any
 
 from minigrad import random
 from minigrad.autograd import no_grad
+from minigrad.dtypes import result_type
 from minigrad.ops import elementwise, linalg, nn, shape
 from minigrad.tensor import Tensor, _raw
 
@@ -105,20 +106,39 @@ def attention_probs(q: Tensor, k: Tensor, is_causal: bool = False, mask: Any = N
     return Tensor._make(nn.attention_scores(q.data, k.data, is_causal, mask, scale), False)
 
 
-def concat(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
-    """Join tensors along an existing axis."""
-    return shape.Concat.apply(*tensors, axis=axis)
+def concat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> Tensor:
+    """Join tensors along an existing dim (`axis` is NumPy's name for it), as torch.cat."""
+    return shape.Concat.apply(*_one_dtype(tensors, "concat"), axis=dim if axis is None else axis)
 
 
-def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
-    """Join tensors along a new axis."""
-    return shape.Stack.apply(*tensors, axis=axis)
+cat = concat  # PyTorch's name
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> Tensor:
+    """Join tensors along a new dim (`axis` is NumPy's name for it)."""
+    return shape.Stack.apply(*_one_dtype(tensors, "stack"), axis=dim if axis is None else axis)
+
+
+def _one_dtype(tensors: Sequence[Tensor], op: str) -> list[Tensor]:
+    """The tensors converted to the dtype PyTorch would join them in (`result_type` of them all)."""
+    tensors = list(tensors)
+    if not tensors or not all(isinstance(t, Tensor) for t in tensors):
+        raise TypeError(f"{op}: expected a non-empty sequence of Tensors")
+    dtype = result_type(*tensors)
+    return [t._cast(dtype) for t in tensors]
 
 
 def where(cond: Any, a: Any, b: Any) -> Tensor:
-    """Elementwise `a` where `cond` is True, else `b` (tensors or scalars, broadcast)."""
-    anchor = a if isinstance(a, Tensor) else b
-    if not isinstance(anchor, Tensor):
-        raise TypeError("where: a or b must be a Tensor")
-    cond = _raw(cond, anchor.device).astype(bool, copy=False)  # backward negates it: ~ must be logical
-    return elementwise.Where.apply(anchor._lift(a), anchor._lift(b), cond=cond)
+    """Elementwise `a` where `cond` is True, else `b`, as torch.where: tensors or numbers, broadcast.
+
+    a and b meet as a binary op's operands do (PyTorch's type promotion): where(c, 1.0, 0) is float32.
+    """
+    anchor = next((t for t in (a, b, cond) if isinstance(t, Tensor)), None)
+    device = "cpu" if anchor is None else anchor.device
+    cond = _raw(cond, device).astype(bool, copy=False)  # backward negates it: ~ must be logical
+    if isinstance(b, Tensor) and not isinstance(a, Tensor):
+        b, a = b._operands(a)
+    else:
+        a = a if isinstance(a, Tensor) else Tensor(a, device=device)  # two numbers: as mg.tensor makes them
+        a, b = a._operands(b)
+    return elementwise.Where.apply(a, b, cond=cond)

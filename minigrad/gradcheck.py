@@ -48,7 +48,8 @@ def gradcheck(
     for i in checked:
         if inputs[i].dtype != np.float64:
             raise TypeError(f"gradcheck: input {i} is {inputs[i].dtype}; finite differences need float64")
-        inputs[i].data = backend.get_array_module(inputs[i].data).ascontiguousarray(inputs[i].data)
+        data = inputs[i].data  # contiguous, so that reshape(-1) below is a view (ascontiguousarray makes 0-d 1-d)
+        inputs[i].data = backend.get_array_module(data).ascontiguousarray(data).reshape(data.shape)
 
     out = fn(*inputs)
     upstream = np.random.default_rng(seed).standard_normal(out.shape)

@@ -8,14 +8,20 @@ Saving is atomic: the bytes go to a temporary file in the same directory, are fl
 (fsync), and only then renamed over the real name (`os.replace`, atomic on POSIX and Windows). A
 crash mid-write leaves the old file intact and never a half-written one under the real name.
 optim/checkpoint.py stores an optimizer's state this way.
+
+Reading is bounded: `open_regular_file` is the one door every loader goes through (here, and minigpt's
+checkpoints, tokenizer and metrics). It refuses a FIFO, a device, a directory or a file over the caller's
+limit before reading a byte, and `load` checks a file's header against its size before reading its data.
 Read next: anomaly.py and gradcheck.py, the debugging tools.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
-from typing import Any
+import stat
+from typing import Any, BinaryIO
 
 import numpy as np
 import safetensors
@@ -27,8 +33,11 @@ from minigrad.tensor import Tensor
 PathLike = str | os.PathLike
 
 
+MAX_HEADER_BYTES = 100_000_000  # safetensors' own limit on the JSON header
+
+
 class CheckpointError(ValueError):
-    """A file that is not a readable safetensors file (empty, truncated, corrupted, or a pickle)."""
+    """A file that cannot be loaded: not a regular file, larger than allowed, or not valid safetensors."""
 
 
 def save(state_dict: dict[str, Any], path: PathLike, metadata: dict[str, str] | None = None) -> None:
@@ -36,6 +45,11 @@ def save(state_dict: dict[str, Any], path: PathLike, metadata: dict[str, str] | 
 
     `metadata` is an optional dict of strings stored in the header (read it back with `load_metadata`).
     """
+    _write_atomically(os.fspath(path), to_bytes(state_dict, metadata))
+
+
+def to_bytes(state_dict: dict[str, Any], metadata: dict[str, str] | None = None) -> bytes:
+    """The safetensors file `save` would write, as bytes (for a caller that writes files its own way)."""
     arrays: dict[str, np.ndarray] = {}
     for name, value in state_dict.items():
         if not isinstance(name, str):
@@ -51,8 +65,7 @@ def save(state_dict: dict[str, Any], path: PathLike, metadata: dict[str, str] | 
         arrays[name] = np.asarray(array, order="C")
     if metadata is not None and not all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
         raise TypeError("save: metadata must map strings to strings (encode other values, e.g. with json.dumps)")
-    payload = safetensors.numpy.save(arrays, metadata=metadata)
-    _write_atomically(os.fspath(path), payload)
+    return safetensors.numpy.save(arrays, metadata=metadata)
 
 
 def _write_atomically(path: str, payload: bytes) -> None:
@@ -88,33 +101,104 @@ def fsync_directory(directory: str | os.PathLike) -> None:
         os.close(fd)
 
 
-def load(path: PathLike, device: Any = None) -> dict[str, Tensor]:
+def load(path: PathLike, device: Any = None, max_bytes: int | None = None) -> dict[str, Tensor]:
     """Read a safetensors file into a dict name -> Tensor (on `device`, default 'cpu'), keeping dtypes.
 
     Raises FileNotFoundError for a missing file and CheckpointError, naming the path, for anything that
-    is not a valid safetensors file. Nothing is ever unpickled.
+    is not a regular file of at most `max_bytes` bytes (default: no limit) holding valid safetensors.
+    The header is checked against the file's size before any tensor byte is read. Nothing is unpickled.
     """
     path = os.fspath(path)
     device = backend.canonical_device(device)
-    with _open(path) as file:
-        arrays = {name: file.get_tensor(name) for name in file.keys()}
-    # np.array(copy): a writable array of our own, so that in-place updates (an optimizer) are allowed.
-    return {name: Tensor(np.array(a), dtype=a.dtype, device=device) for name, a in arrays.items()}
+    with open_regular_file(path, max_bytes) as file:
+        size = os.fstat(file.fileno()).st_size
+        head = file.read(8)
+        header_bytes = file.read(_header_length(head, size, path))
+        data_bytes = _data_length(_parse_header(header_bytes, path), path)
+        if 8 + len(header_bytes) + data_bytes != size:
+            raise CheckpointError(f"{path}: not a valid safetensors file: its header describes {data_bytes:,} "
+                                  f"bytes of tensors, the file holds {size - 8 - len(header_bytes):,} "
+                                  "(truncated or padded?)")
+        data = head + header_bytes + file.read(data_bytes)
+    return from_bytes(data, path, device)
 
 
 def load_metadata(path: PathLike) -> dict[str, str]:
     """The string metadata stored by `save(..., metadata=...)` ({} when there is none); reads only the header."""
     path = os.fspath(path)
-    with _open(path) as file:
-        return dict(file.metadata() or {})
+    with open_regular_file(path, None) as file:
+        size = os.fstat(file.fileno()).st_size
+        header = _parse_header(file.read(_header_length(file.read(8), size, path)), path)
+    return _metadata(header, path)
 
 
-def _open(path: str) -> Any:
-    """safetensors' reader for `path`, with errors that name the file and say what is wrong with it."""
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"no such file: {path}" if not os.path.isdir(path) else f"{path} is a directory")
-    with open(path, "rb") as file:
-        head = file.read(8)
+def from_bytes(data: bytes, origin: str, device: Any = None) -> dict[str, Tensor]:
+    """The tensors of a safetensors file already read into memory (`origin` names it in errors)."""
+    _parse_header(data[8: 8 + _header_length(data[:8], len(data), origin)], origin)  # a clear error first
+    try:
+        arrays = safetensors.numpy.load(data)
+    except (safetensors.SafetensorError, ValueError, TypeError) as error:
+        raise CheckpointError(f"{origin}: not a valid safetensors file (truncated or corrupted?): {error}") from None
+    # np.array(copy): a writable array of our own, so that in-place updates (an optimizer) are allowed.
+    # Sorted by name, as safetensors' own readers list them.
+    device = backend.canonical_device(device)
+    return {name: Tensor(np.array(arrays[name]), dtype=arrays[name].dtype, device=device) for name in sorted(arrays)}
+
+
+def metadata_from_bytes(data: bytes, origin: str) -> dict[str, str]:
+    """The string metadata of a safetensors file already read into memory."""
+    return _metadata(_parse_header(data[8: 8 + _header_length(data[:8], len(data), origin)], origin), origin)
+
+
+# ------------------------------------------------------------------------------------------------------
+# Reading any file a user hands us: the one place that checks what it is and how big, before reading it
+def open_regular_file(path: PathLike, max_bytes: int | None) -> BinaryIO:
+    """`path` opened for reading once it is known to be a regular file of at most `max_bytes` bytes.
+
+    Anything else is refused unread, with a CheckpointError naming the path: a FIFO (reading it would wait
+    forever for a writer), a device such as /dev/zero (it never ends), a directory, or a file larger than
+    the caller allows (a sparse file can claim terabytes). The checks are made on the opened file itself,
+    so the name cannot be swapped for something else between the check and the read.
+    """
+    path = os.fspath(path)
+    # O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer; a regular file ignores it.
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no such file: {path}") from None
+    except IsADirectoryError:  # Windows cannot open a directory at all
+        raise CheckpointError(f"{path}: a directory, not a file") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise CheckpointError(f"{path}: {_kind(info.st_mode)}, not a regular file")
+        if max_bytes is not None and info.st_size > max_bytes:
+            raise CheckpointError(f"{path}: {info.st_size:,} bytes, more than the {max_bytes:,} it may have")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bytes(path: PathLike, max_bytes: int) -> bytes:
+    """The contents of the regular file at `path`, which may hold at most `max_bytes` bytes (see above)."""
+    with open_regular_file(path, max_bytes) as file:
+        data = file.read(max_bytes + 1)  # + 1: a file that grew after the check is still refused
+    if len(data) > max_bytes:
+        raise CheckpointError(f"{os.fspath(path)}: more than the {max_bytes:,} bytes it may have")
+    return data
+
+
+def _kind(mode: int) -> str:
+    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a device"),
+             (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+# ------------------------------------------------------------------------------------------------------
+# The header: 8 bytes of length, then JSON. Checked here so that a bad file fails before its data is read.
+def _header_length(head: bytes, size: int, path: str) -> int:
     if len(head) < 8:
         raise CheckpointError(f"{path}: not a safetensors file (only {len(head)} bytes; it is empty or truncated)")
     if head[:1] == b"\x80" or head[:4] == b"PK\x03\x04":
@@ -122,33 +206,38 @@ def _open(path: str) -> Any:
             f"{path}: this looks like a pickle (or a torch.save zip) file, not safetensors; minigrad never "
             "unpickles files, since that can run arbitrary code. Convert it with safetensors where you trust it."
         )
+    length = int.from_bytes(head, "little")
+    if length > min(MAX_HEADER_BYTES, size - 8):
+        raise CheckpointError(f"{path}: not a valid safetensors file: a header of {length:,} bytes cannot fit in "
+                              f"a file of {size:,} (truncated or corrupted?)")
+    return length
+
+
+def _parse_header(header_bytes: bytes, path: str) -> dict[str, Any]:
     try:
-        return _Reader(path)
-    except (safetensors.SafetensorError, OSError, ValueError) as error:
-        raise CheckpointError(f"{path}: not a valid safetensors file (truncated or corrupted?): {error}") from error
+        header = json.loads(header_bytes.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise CheckpointError(f"{path}: not a valid safetensors file: its header is not JSON ({error})") from None
+    if not isinstance(header, dict):
+        raise CheckpointError(f"{path}: not a valid safetensors file: its header is not a JSON object")
+    return header
 
 
-class _Reader:
-    """`safe_open` that turns safetensors' own errors, also those raised while reading, into CheckpointError."""
+def _data_length(header: dict[str, Any], path: str) -> int:
+    """Where the last tensor's bytes end, as the header says (safetensors itself checks the rest)."""
+    ends = [0]
+    for name, entry in header.items():
+        offsets = entry.get("data_offsets") if isinstance(entry, dict) else None
+        if name != "__metadata__":
+            if not (isinstance(offsets, list) and len(offsets) == 2 and all(type(o) is int for o in offsets)):
+                raise CheckpointError(f"{path}: not a valid safetensors file: tensor {name!r} has no valid "
+                                      "data_offsets in the header")
+            ends.append(offsets[1])
+    return max(ends)
 
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._handle = safetensors.safe_open(path, framework="numpy")
 
-    def __enter__(self) -> _Reader:
-        return self
-
-    def __exit__(self, *exc_info: Any) -> None:
-        self._handle = None
-
-    def keys(self) -> list[str]:
-        return list(self._handle.keys())
-
-    def metadata(self) -> dict[str, str] | None:
-        return self._handle.metadata()
-
-    def get_tensor(self, name: str) -> np.ndarray:
-        try:
-            return self._handle.get_tensor(name)
-        except (safetensors.SafetensorError, OSError, ValueError) as error:
-            raise CheckpointError(f"{self.path}: cannot read tensor {name!r}: {error}") from error
+def _metadata(header: dict[str, Any], path: str) -> dict[str, str]:
+    metadata = header.get("__metadata__") or {}
+    if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
+        raise CheckpointError(f"{path}: not a valid safetensors file: __metadata__ must map strings to strings")
+    return dict(metadata)

@@ -5,6 +5,13 @@ remembers the `Function` that made it (`._ctx`; function.py). References only po
 inputs, never back, so a graph is freed by reference counting alone, with no cycles for the garbage
 collector to find. Its operators and methods (`+`, `@`, `exp`, `sum`, `reshape`, ...) each call one op.
 
+The class is written in four files, one job each; the other three hold its base classes:
+- here: making a tensor, its attributes, backward, the operators (with PyTorch's type promotion from
+  dtypes.py), indexing, and the elementwise and reduction methods;
+- tensor_convert.py (`ConversionMethods`): to another dtype or device, to Python values and to NumPy;
+- tensor_inplace.py (`InPlaceMethods`): in-place updates, `w -= lr * w.grad`, `zero_()`, ...;
+- tensor_shape.py (`ShapeMethods`): reshape, permute, transpose, squeeze, expand, split, gather, ...
+
 Read next: function.py (Function, one op), then autograd.py (the backward pass).
 """
 
@@ -16,32 +23,30 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from minigrad import autograd, backend
+from minigrad.dtypes import DEFAULT_FLOAT, FLOAT_DTYPES, check_dtype, is_number, result_type
+from minigrad.tensor_convert import ConversionMethods
+from minigrad.tensor_inplace import InPlaceMethods
+from minigrad.tensor_shape import ShapeMethods
 
 if TYPE_CHECKING:
     from minigrad.function import Function
 
-# The dtypes the engine computes in. float32 is the default; float64 is for gradient checks.
-FLOAT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
-
-
-def _check_dtype(dtype: np.dtype) -> np.dtype:
-    if dtype.kind not in "fiub" or (dtype.kind == "f" and dtype not in FLOAT_DTYPES):
-        raise TypeError(f"unsupported dtype {dtype}: use a float (float32, float64), integer or bool dtype")
-    return dtype
+__all__ = ["FLOAT_DTYPES", "ShapeError", "Tensor"]
 
 
 class ShapeError(ValueError):
     """A shape mismatch, with a message naming the op and the shapes."""
 
 
-class Tensor:
+class Tensor(ConversionMethods, InPlaceMethods, ShapeMethods):
     """An n-dimensional array that remembers how it was computed, for reverse-mode autodiff.
 
     `Tensor(data, requires_grad=False, dtype=None, device=None)`: Python floats and float arrays
     become float32 unless `dtype` says otherwise; integers and bools keep their dtype.
     """
 
-    __slots__ = ("data", "grad", "requires_grad", "_ctx", "_retains_grad", "name", "__weakref__")
+    # _version counts in-place updates (tensor_inplace.py), so that backward can refuse a changed input.
+    __slots__ = ("data", "grad", "requires_grad", "_ctx", "_retains_grad", "_version", "name", "__weakref__")
     __array_priority__ = 1000  # so that `numpy_array + tensor` calls Tensor.__radd__
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None, device: Any = None) -> None:
@@ -56,11 +61,11 @@ class Tensor:
         if not _is_backend_array(data):
             data = np.asarray(data)
         if dtype is not None:
-            dtype = _check_dtype(np.dtype(dtype))
+            dtype = check_dtype(dtype)
         elif data.dtype.kind == "f":
-            dtype = np.dtype(np.float32)
+            dtype = DEFAULT_FLOAT
         else:
-            dtype = _check_dtype(data.dtype)
+            dtype = check_dtype(data.dtype)
         if data.dtype != dtype:
             data = data.astype(dtype)
         if requires_grad and dtype.kind != "f":
@@ -74,6 +79,7 @@ class Tensor:
         self.requires_grad = requires_grad
         self._ctx: Function | None = None
         self._retains_grad = False
+        self._version = 0
         self.name: str | None = None
 
     @classmethod
@@ -87,6 +93,7 @@ class Tensor:
         out.requires_grad = requires_grad
         out._ctx = None
         out._retains_grad = False
+        out._version = 0
         out.name = None
         return out
 
@@ -121,7 +128,21 @@ class Tensor:
         return int(self.data.size)
 
     def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
+
+    def size(self, dim: int | None = None) -> tuple[int, ...] | int:
+        """The shape, or the size of one dim (negative counts from the end), as in PyTorch."""
+        if dim is None:
+            return self.shape
+        if not -self.ndim <= dim < self.ndim:
+            raise IndexError(f"size: dim {dim} is out of range for a tensor with {self.ndim} dims")
+        return self.shape[dim]
+
+    def dim(self) -> int:
+        """The number of dims (`ndim`)."""
+        return self.ndim
 
     def __repr__(self) -> str:
         extras = "" if self.device == "cpu" else f", device='{self.device}'"
@@ -134,36 +155,27 @@ class Tensor:
         body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
         return f"tensor({body}{extras})"
 
-    def numpy(self) -> np.ndarray:
-        """A host NumPy copy of the data (never a view that aliases a GPU buffer)."""
-        return backend.as_numpy(self.data).copy()
-
-    def item(self) -> float | int | bool:
-        if self.data.size != 1:
-            raise ValueError(f"item(): only a one-element tensor has an item, not shape {self.shape}")
-        return self.data.item()
-
-    def tolist(self) -> Any:
-        return self.numpy().tolist()
-
     def detach(self) -> Tensor:
         """The same data, cut off from the graph (no copy)."""
         return Tensor._make(self.data, False)
 
-    def to(self, device: Any) -> Tensor:
-        """A copy on `device` ('cpu', 'cuda', 'cuda:N', 'strict'); the tensor itself when already there.
+    def clone(self) -> Tensor:
+        """A copy in its own memory; differentiable (the gradient passes through unchanged)."""
+        return ops.shape.Clone.apply(self)
 
-        Differentiable: the gradient flows back to the original device.
-        """
-        device = backend.canonical_device(device)
-        if device == self.device:
-            return self
-        backend.backend_for_device(device)  # fails early, naming what to install
-        return ops.shape.ToDevice.apply(self, device=device)
+    def contiguous(self) -> Tensor:
+        """The tensor itself: no op here depends on the memory layout, so there is nothing to do."""
+        return self
 
-    def astype(self, dtype: Any) -> Tensor:
-        """A copy converted to `dtype` (differentiable between float dtypes)."""
-        return ops.elementwise.Cast.apply(self, dtype=_check_dtype(np.dtype(dtype)))
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Switch gradient tracking of this leaf on or off, in place; returns the tensor."""
+        if self._ctx is not None and not requires_grad:
+            raise RuntimeError("requires_grad_: only leaf tensors can change requires_grad; use detach() "
+                               "for a copy of this one outside the graph")
+        if requires_grad and self.dtype.kind != "f":
+            raise TypeError(f"requires_grad_: only float tensors can require grad, not {self.dtype}")
+        self.requires_grad = requires_grad
+        return self
 
     def retain_grad(self) -> Tensor:
         """Keep this non-leaf tensor's gradient in `.grad` after backward (as in PyTorch)."""
@@ -209,74 +221,69 @@ class Tensor:
             self.grad.data += gx
 
     # ----------------------------------------------------------------------------------------------
-    # Operators (NumPy broadcasting; Python scalars on either side)
-    def _lift(self, other: Any) -> Tensor:
-        """A scalar or array operand as a constant tensor on this tensor's device.
+    # Operators (NumPy broadcasting; Python numbers on either side; PyTorch's result dtype)
+    def _operands(self, other: Any) -> tuple[Tensor, Tensor]:
+        """(self, other) as two tensors of one dtype, `result_type(self, other)` (dtypes.py), for a binary op.
 
-        A Python number takes this tensor's dtype when it is a float (as NumPy 2 does); a Python float
-        next to an integer tensor becomes float32, the default float.
+        A number becomes a 0-d array of that dtype. An array counts as a tensor of its own dtype (as in
+        PyTorch, a float64 NumPy array widens a float32 tensor); a list becomes a tensor as `mg.tensor`
+        makes one. A float tensor that changes dtype does so through Cast, so its gradient flows back.
         """
         if isinstance(other, Tensor):
-            return other
-        float_dtype = self.dtype if self.dtype.kind == "f" else None
-        if isinstance(other, (int, float, bool)):
-            xp = backend.get_array_module(self.data)
-            dtype = float_dtype or (np.float32 if isinstance(other, float) else None)
-            return Tensor._make(xp.asarray(other, dtype=dtype), False)
-        return Tensor(other, device=self.device, dtype=float_dtype)
-
-    def _pair(self, other: Any) -> tuple[Tensor, Tensor]:
-        """(self, other) ready for a binary op: an integer or bool operand meeting a float one takes its
-        dtype, as in PyTorch (NumPy would turn int64 and float32 into float64)."""
-        other = self._lift(other)
-        if self.dtype.kind == "f" and other.dtype.kind != "f":
-            return self, Tensor._make(other.data.astype(self.dtype), False)
-        if other.dtype.kind == "f" and self.dtype.kind != "f":
-            return Tensor._make(self.data.astype(other.dtype), False), other
-        return self, other
+            if other.dtype == self.dtype:
+                return self, other  # the common case, decided at once
+        elif isinstance(other, (int, float)) and self.dtype.kind == "f":  # x * 0.5 keeps x's dtype
+            return self, Tensor._make(backend.get_array_module(self.data).asarray(other, dtype=self.dtype), False)
+        elif not is_number(other):
+            other = Tensor(other, device=self.device, dtype=getattr(other, "dtype", None))
+        dtype = result_type(self, other)
+        if is_number(other):  # astype, not asarray(dtype=): an int too large for uint8 wraps, as in PyTorch
+            number = backend.get_array_module(self.data).asarray(other).astype(dtype)
+            return self._cast(dtype), Tensor._make(number, False)
+        return self._cast(dtype), other._cast(dtype)
 
     def __add__(self, other: Any) -> Tensor:
-        return ops.elementwise.Add.apply(*self._pair(other))
+        return ops.elementwise.Add.apply(*self._operands(other))
 
     def __radd__(self, other: Any) -> Tensor:
-        x, y = self._pair(other)
+        x, y = self._operands(other)
         return ops.elementwise.Add.apply(y, x)
 
     def __sub__(self, other: Any) -> Tensor:
-        return ops.elementwise.Sub.apply(*self._pair(other))
+        return ops.elementwise.Sub.apply(*self._operands(other))
 
     def __rsub__(self, other: Any) -> Tensor:
-        x, y = self._pair(other)
+        x, y = self._operands(other)
         return ops.elementwise.Sub.apply(y, x)
 
     def __mul__(self, other: Any) -> Tensor:
-        return ops.elementwise.Mul.apply(*self._pair(other))
+        return ops.elementwise.Mul.apply(*self._operands(other))
 
     def __rmul__(self, other: Any) -> Tensor:
-        x, y = self._pair(other)
+        x, y = self._operands(other)
         return ops.elementwise.Mul.apply(y, x)
 
     def __truediv__(self, other: Any) -> Tensor:
-        return ops.elementwise.Div.apply(*_float_division(*self._pair(other)))
+        return ops.elementwise.Div.apply(*_true_division(*self._operands(other)))
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        x, y = self._pair(other)
-        return ops.elementwise.Div.apply(*_float_division(y, x))
+        x, y = self._operands(other)
+        return ops.elementwise.Div.apply(*_true_division(y, x))
 
     def __pow__(self, exponent: Any) -> Tensor:
         if isinstance(exponent, (int, float)):
             return ops.elementwise.PowScalar.apply(self, exponent=exponent)
-        return ops.elementwise.Pow.apply(*self._pair(exponent))
+        return ops.elementwise.Pow.apply(*self._operands(exponent))
 
     def __rpow__(self, base: Any) -> Tensor:
-        x, y = self._pair(base)
+        x, y = self._operands(base)
         return ops.elementwise.Pow.apply(y, x)
 
     def __matmul__(self, other: Any) -> Tensor:
-        return ops.linalg.MatMul.apply(*self._pair(other))
+        return ops.linalg.MatMul.apply(*_matmul_operands(self, other))
 
     def __rmatmul__(self, other: Any) -> Tensor:
-        x, y = self._pair(other)
+        x, y = _matmul_operands(self, other)
         return ops.linalg.MatMul.apply(y, x)
 
     def __neg__(self) -> Tensor:
@@ -284,11 +291,11 @@ class Tensor:
 
     # Comparisons: not differentiable, they return boolean tensors.
     def _compare(self, other: Any, name: str) -> Tensor:
-        other = self._lift(other)
-        if type(other.data) is not type(self.data):
+        if isinstance(other, Tensor) and type(other.data) is not type(self.data):
             raise RuntimeError(f"{name}: inputs are on different devices ({self.device}, {other.device})")
+        x, y = self._operands(other)
         xp = backend.get_array_module(self.data)
-        return Tensor._make(getattr(xp, name)(self.data, other.data), False)
+        return Tensor._make(getattr(xp, name)(x.data, y.data), False)
 
     def __lt__(self, other: Any) -> Tensor:
         return self._compare(other, "less")
@@ -311,7 +318,10 @@ class Tensor:
     __hash__ = object.__hash__  # tensors are hashed by identity, as in PyTorch
 
     def __getitem__(self, index: Any) -> Tensor:
-        return ops.shape.GetItem.apply(self, index=ops.shape.device_index(index, self.device))
+        """x[index] with PyTorch's rules (ops/indexing.py): ints, slices, None, ..., integer tensors,
+        lists and arrays, bool masks. An element picked twice gets both gradients."""
+        basic, advanced = ops.indexing.split_index(index, self.device)
+        return ops.indexing.GetItem.apply(self, basic=basic, advanced=advanced)
 
     # ----------------------------------------------------------------------------------------------
     # Elementwise functions
@@ -364,31 +374,6 @@ class Tensor:
     def log_softmax(self, axis: int = -1) -> Tensor:
         return ops.nn.LogSoftmax.apply(self, axis=axis)
 
-    # Shapes
-    def reshape(self, *shape: Any) -> Tensor:
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = tuple(shape[0])
-        return ops.shape.Reshape.apply(self, shape=shape)
-
-    view = reshape
-
-    def transpose(self, *axes: Any) -> Tensor:
-        """Permute the axes (NumPy semantics: no arguments reverses them)."""
-        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
-            axes = tuple(axes[0])
-        if not axes:
-            axes = tuple(reversed(range(self.ndim)))
-        return ops.shape.Transpose.apply(self, axes=tuple(a % self.ndim for a in axes) if self.ndim else ())
-
-    def swapaxes(self, axis1: int, axis2: int) -> Tensor:
-        axes = list(range(self.ndim))
-        axes[axis1], axes[axis2] = axes[axis2], axes[axis1]
-        return self.transpose(*axes)
-
-    @property
-    def T(self) -> Tensor:
-        return self.transpose()
-
 
 def _is_backend_array(data: Any) -> bool:
     try:
@@ -398,11 +383,19 @@ def _is_backend_array(data: Any) -> bool:
     return not isinstance(data, np.generic)
 
 
-def _float_division(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
-    """Integer / integer is a float division: both become float32 (NumPy would give float64)."""
+def _true_division(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    """Integer / integer is a true division, in the default float32 (NumPy would give float64)."""
     if a.dtype.kind == "f":
         return a, b
-    return Tensor._make(a.data.astype(np.float32), False), Tensor._make(b.data.astype(np.float32), False)
+    return a._cast(DEFAULT_FLOAT), b._cast(DEFAULT_FLOAT)
+
+
+def _matmul_operands(x: Tensor, other: Any) -> tuple[Tensor, Tensor]:
+    """(x, other) for matmul: two tensors must share a dtype, as in PyTorch; an array is promoted with x."""
+    if isinstance(other, Tensor) and other.dtype != x.dtype:
+        raise TypeError(f"matmul: both operands must have the same dtype, got {x.dtype} and {other.dtype}; "
+                        "convert one with .to(dtype)")
+    return x._operands(other)
 
 
 def _axes(axis: Any, ndim: int) -> tuple[int, ...] | None:
@@ -425,5 +418,5 @@ def _raw(value: Any, device: str) -> Any:
     return backend.to_device(np.asarray(value), device)
 
 
-# The ops import Function (above) from this module; Tensor's methods call them.
+# The ops import Tensor (above) from this module; Tensor's methods call them.
 from minigrad import ops  # noqa: E402

@@ -1,15 +1,19 @@
-"""The `minigpt` command: sampling, one-line errors with exit status 2, and Ctrl-C during training."""
+"""The `minigpt` command: sampling, one-line errors with exit status 2 (bad flags, bad input, a folder that holds
+a checkpoint already), a run that must stop (exit status 1), and Ctrl-C during training."""
 
+import io
 import os
 import signal
 import subprocess
 import sys
 
 import pytest
+from checkpoint_helpers import snapshot, write_checkpoint
 
 import minigrad as mg
 from minigpt import checkpoint
 from minigpt.cli import main
+from minigpt.progress import PLAIN_INTERVAL_S, Progress
 from minigpt.train import TrainConfig, train
 
 TINY = dict(n_layer=2, n_head=2, n_embd=32, block_size=16, batch_size=8, eval_iters=2, warmup_iters=5)
@@ -56,6 +60,18 @@ def run(argv):
     [
         ("train --data {dir}/missing.txt", "missing.txt: no such file"),
         ("train --data {dir}/empty.txt", "empty.txt: the file is empty"),
+        ("train --data {dir}/blank.txt", "blank.txt: the file holds only whitespace"),
+        # a new run never replaces a trained one unless told to
+        ("train --data {dir}/input.txt --out-dir {dir}/out", "holds a checkpoint (iteration 20): continue it with "
+         "--resume, replace it with --overwrite, or choose another --out-dir"),
+        ("train --out-dir {dir}/out --resume --overwrite", "argument --overwrite: not allowed with argument --resume"),
+        ("train --seed -1", "argument --seed: must be 0 or more, got -1"),
+        ("sample --out-dir {dir}/out --seed -1", "argument --seed: must be 0 or more, got -1"),
+        ("train --data {dir}/input.txt --out-dir {dir}/input.txt", "--out-dir {dir}/input.txt is a file, not a folder"),
+        ("sample --out-dir {dir}/input.txt", "input.txt: a file, not a checkpoint folder"),
+        ("train --device tpu", "argument --device: must be cpu or cuda (or cuda:N for the GPU numbered N), got 'tpu'"),
+        ("train --data {dir}/long.txt --block-size 100000 --out-dir {dir}/big", "of memory to train (most of it "
+         "attention matrices, 4 layers of 3 (B, nh, T, T) = (12, 4, 100000, 100000)), more than the"),
         ("sample --out-dir {dir}/out --prompt Zebra", "character 'Z' at position 0 is not in the tokenizer's"),
         ("train --resume --out-dir {dir}/out --block-size 32",
          "--block-size 32 is larger than the checkpoint's block_size 16"),
@@ -68,12 +84,17 @@ def run(argv):
 )
 def test_bad_input_is_one_line_and_exit_status_2(trained, capsys, argv, message):
     (trained / "empty.txt").write_text("")
-    before = {p.name: p.read_bytes() for p in (trained / "out").iterdir()}
+    (trained / "blank.txt").write_text(" \n\t\n")
+    if "long.txt" in argv and not (trained / "long.txt").exists():
+        (trained / "long.txt").write_text(TEXT * 420)  # long enough for a context of 100,000 characters
+    before = snapshot(trained / "out")
     assert run(argv.format(dir=trained).split()) == 2
     err = capsys.readouterr().err
-    assert message in err
+    assert message.format(dir=trained) in err
     assert err.count("\n") == 1 and "Traceback" not in err, err
-    assert {p.name: p.read_bytes() for p in (trained / "out").iterdir()} == before  # nothing was overwritten
+    assert "strict" not in err  # the stand-in device of the tests is never offered to a user
+    assert snapshot(trained / "out") == before  # nothing was overwritten
+    assert not (trained / "big").exists()  # and a refused run wrote nothing
 
 
 @pytest.mark.skipif(mg.cuda.is_available(), reason="a GPU is there")
@@ -105,6 +126,7 @@ def test_ctrl_c_saves_a_checkpoint_and_exits_without_a_traceback(tmp_path):
     assert "interrupted at iteration" in stdout and "--resume" in stdout
     ckpt = checkpoint.load_checkpoint(out)  # complete and verified
     assert ckpt.state["iter_num"] >= 0 and ckpt.model_config.n_embd == 16
+    assert (out / "loss_curve.png").exists()  # the curve up to the interruption, beside its checkpoint
 
 
 def test_python_dash_m_minigpt_shows_help():
@@ -114,3 +136,38 @@ def test_python_dash_m_minigpt_shows_help():
                  "--block-size", "--n-layer", "--n-head", "--n-embd", "--dropout", "--lr", "--warmup-iters",
                  "--lr-decay-iters", "--grad-clip", "--weight-decay", "--seed", "--pos-encoding", "--norm-position"):
         assert flag in result.stdout
+
+
+TINY_FLAGS = ["--n-layer", "1", "--n-head", "2", "--n-embd", "16", "--block-size", "8", "--batch-size", "4",
+              "--eval-iters", "1"]
+
+
+def test_max_iters_0_evaluates_the_untrained_model_and_says_it_wrote_no_checkpoint(trained, tmp_path, capsys):
+    out = tmp_path / "zero"
+    assert main(["train", "--data", str(trained / "input.txt"), "--out-dir", str(out), *TINY_FLAGS,
+                 "--max-iters", "0"]) == 0
+    said = capsys.readouterr().out
+    assert "iter 0: train loss" in said
+    assert "done: 0 iterations (--max-iters 0): the untrained model was evaluated; no checkpoint written" in said
+    assert not checkpoint.exists(out)
+
+
+def test_overwrite_lets_a_new_run_replace_a_checkpoint(trained, tmp_path):
+    out = tmp_path / "out"
+    write_checkpoint(out, 50)
+    argv = ["train", "--data", str(trained / "input.txt"), "--out-dir", str(out), *TINY_FLAGS, "--max-iters", "1"]
+    assert main(argv) == 2 and checkpoint.iteration(out) == 50  # refused, untouched
+    assert main([*argv, "--overwrite"]) == 0
+    assert checkpoint.load_checkpoint(out).iter_num == 1  # the new run's, at its first save
+
+
+def test_off_a_terminal_progress_is_a_plain_line_every_few_seconds():
+    lines, now = io.StringIO(), [0.0]
+    bar = Progress(100, "train", terminal=False, out=lines, clock=lambda: now[0])
+    for step in range(100):
+        now[0] += 0.5  # a step every half second
+        bar.set_postfix(loss=f"{3 - step / 100:.2f}")
+        bar.update(1)
+    said = lines.getvalue().splitlines()
+    assert len(said) == 100 * 0.5 // PLAIN_INTERVAL_S  # one line each PLAIN_INTERVAL_S seconds
+    assert said[0] == f"train 10/100 (10%) loss=2.91 [{PLAIN_INTERVAL_S:.0f} s]"

@@ -128,7 +128,7 @@ def test_the_vocabulary_covers_the_val_split(tmp_path):
     [
         (None, "no such file"),
         (b"", "the file is empty"),
-        (b" \n\n", "the file is empty"),
+        (b" \n\n", "the file holds only whitespace"),
         (b"\xff\xfe\x00bad", "not UTF-8"),
         (b"short text, long enough for train but not val " * 2, "too short: the val split"),
     ],

@@ -5,6 +5,7 @@ Read next: test_errors.py.
 """
 
 import gc
+import threading
 import weakref
 
 import numpy as np
@@ -96,6 +97,61 @@ def test_no_grad_as_a_decorator():
     assert mg.is_grad_enabled()
 
 
+def test_grad_mode_is_per_thread():
+    """Defect: grad mode was one switch for the whole process, so while one thread evaluated under no_grad,
+    another thread's graphs went unrecorded. (PyTorch's grad mode is per thread.)"""
+    x = mg.ones(2, requires_grad=True)
+    worker_inside, main_done = threading.Event(), threading.Event()
+    seen = {}
+
+    def evaluate():
+        with mg.no_grad():
+            worker_inside.set()
+            main_done.wait(10)
+            seen["worker"] = mg.is_grad_enabled()
+
+    worker = threading.Thread(target=evaluate)
+    worker.start()
+    assert worker_inside.wait(10)
+    y = x * 2  # in this thread, while the worker is inside no_grad
+    seen["main"] = mg.is_grad_enabled()
+    main_done.set()
+    worker.join()
+    assert y.requires_grad and y.grad_fn is not None
+    assert seen == {"main": True, "worker": False}
+
+
+def test_a_new_thread_starts_with_grad_enabled():
+    seen = []
+    with mg.no_grad():
+        thread = threading.Thread(target=lambda: seen.append(mg.is_grad_enabled()))
+        thread.start()
+        thread.join()
+    assert seen == [True]
+
+
+def test_enable_grad_and_set_grad_enabled():
+    x = mg.ones(1, requires_grad=True)
+    with mg.no_grad():
+        with mg.enable_grad():
+            assert (x * 2).requires_grad
+        assert not (x * 2).requires_grad
+    with mg.set_grad_enabled(False):
+        assert not mg.is_grad_enabled()
+    assert mg.is_grad_enabled()
+    mg.set_grad_enabled(False)  # a plain call switches at once, as torch.set_grad_enabled
+    try:
+        assert not (x * 2).requires_grad
+    finally:
+        mg.set_grad_enabled(True)
+
+    @mg.set_grad_enabled(False)
+    def evaluate():
+        return mg.is_grad_enabled()
+
+    assert mg.is_grad_enabled() and evaluate() is False and mg.is_grad_enabled()
+
+
 def test_no_grad_is_restored_after_an_exception():
     with pytest.raises(KeyError), mg.no_grad():
         raise KeyError("an error inside the block")
@@ -141,7 +197,9 @@ def test_every_op_keeps_the_float_dtype(device, dtype):
         x + 1, 2 - x, x * w, x / 3, x**2, 2.0**x, -x, x @ x.swapaxes(-1, -2), x @ w,
         x.exp(), x.abs(), x.abs().sqrt(), x.abs().log(), x.tanh(), x.sigmoid(), x.relu(), x.gelu(),
         x.sum(axis=1), x.mean(), x.max(axis=-1, keepdims=True), x.var(axis=(0, 2)),
-        x.reshape(-1), x.transpose(2, 0, 1), x.T, x[0, :, None], x[np.array([1, 1])],
+        x.reshape(-1), x.permute(2, 0, 1), x.transpose(0, 2), x.mT, x[0, :, None], x[np.array([1, 1])],
+        x[0, :, [1, 1]], x.unsqueeze(1).squeeze(), x.flatten(1), x.expand(2, 2, 3, 4), x.repeat(1, 2, 1),
+        x.flip(0), x.tril(), x.gather(2, np.zeros((2, 3, 1), dtype=np.int64)), x.clone(), x.split(1)[0],
         x.softmax(), x.log_softmax(axis=0), x.masked_fill(np.eye(3, 4, dtype=bool), -1.0),
         mg.concat([x, x], axis=1), mg.stack([x, x]), mg.where(x > 0, x, 0.0),
         F.cross_entropy(x, np.zeros((2, 3), dtype=np.int64)), F.embedding(x[0], np.array([0, 2])),

@@ -86,3 +86,10 @@ def test_backward_needs_a_gradient_of_the_right_shape(device):
 def test_item_of_a_tensor_with_many_elements():
     with pytest.raises(ValueError, match=r"only a one-element tensor has an item, not shape \(2,\)"):
         mg.ones(2).item()
+
+
+def test_a_value_error_about_values_is_not_relabelled_as_a_shape_error():
+    """Defect: Function.apply called every ValueError "input shapes ...", hiding NumPy's real complaint."""
+    with pytest.raises(ValueError, match="Integers to negative integer powers are not allowed") as raised:
+        mg.tensor([2]) ** mg.tensor([-2])
+    assert not isinstance(raised.value, mg.ShapeError) and "input shapes" not in str(raised.value)

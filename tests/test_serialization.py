@@ -217,7 +217,7 @@ def test_clear_errors_when_saving(tmp_path):
         mg.save({"w": np.ones(2)}, tmp_path / "no" / "such" / "dir.safetensors")
     with pytest.raises(TypeError, match="'w' is a list"):
         mg.save({"w": [1.0, 2.0]}, tmp_path / "x.safetensors")
-    with pytest.raises(FileNotFoundError, match="is a directory"):
+    with pytest.raises(CheckpointError, match="a directory, not a regular file"):
         mg.load(tmp_path)
 
 
@@ -226,3 +226,47 @@ def test_a_saved_file_gets_the_usual_permissions(tmp_path):
     mg.save({"w": np.ones(2)}, tmp_path / "a.safetensors")
     (tmp_path / "b.txt").write_bytes(b"")
     assert (tmp_path / "a.safetensors").stat().st_mode == (tmp_path / "b.txt").stat().st_mode
+
+
+# ------------------------------------------------------------------------------------------------------
+# What is not a regular file, or is larger than allowed, is refused before a byte of it is read
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_is_refused_at_once(tmp_path):
+    """Opening a FIFO for reading waits for a writer: without O_NONBLOCK this test would never end."""
+    fifo = tmp_path / "model.safetensors"
+    os.mkfifo(fifo)
+    for read in (mg.load, mg.load_metadata, lambda path: serialization.read_bytes(path, 100)):
+        with pytest.raises(CheckpointError, match="model.safetensors: a FIFO \\(named pipe\\), not a regular file"):
+            read(fifo)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero here")
+def test_a_device_is_refused_unread(tmp_path):
+    (tmp_path / "zero.safetensors").symlink_to("/dev/zero")
+    with pytest.raises(CheckpointError, match="zero.safetensors: a device, not a regular file"):
+        mg.load(tmp_path / "zero.safetensors")
+
+
+def test_a_file_over_its_limit_is_refused_unread(tmp_path):
+    path = tmp_path / "big.json"
+    path.write_bytes(b"{}" + b" " * 100)
+    assert serialization.read_bytes(path, 102) == b"{}" + b" " * 100
+    with pytest.raises(CheckpointError, match="big.json: 102 bytes, more than the 101 it may have"):
+        serialization.read_bytes(path, 101)
+    mg.save({"w": np.ones(100, dtype=np.float32)}, tmp_path / "w.safetensors")
+    with pytest.raises(CheckpointError, match="more than the 400 it may have"):
+        mg.load(tmp_path / "w.safetensors", max_bytes=400)
+
+
+def test_a_sparse_file_is_refused_from_its_header_without_reading_its_data(tmp_path):
+    """1.5 GB of zeros (a sparse file: no disk space) claims a header of 0 bytes, which cannot describe them."""
+    path = tmp_path / "sparse.safetensors"
+    path.touch()
+    os.truncate(path, 3 * 2**29)
+    with pytest.raises(CheckpointError, match="not a valid safetensors file"):
+        mg.load(path)
+    # and a valid header on a file with more (or fewer) bytes than it describes
+    data = valid_bytes(tmp_path)
+    path.write_bytes(data + bytes(10))
+    with pytest.raises(CheckpointError, match="its header describes 112 bytes of tensors, the file holds 122"):
+        mg.load(path)

@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 import safetensors.numpy
 
-from minigpt import checkpoint
+from minigpt import checkpoint, progress
 from minigpt.checkpoint import CheckpointError, load_checkpoint, load_model
 from minigpt.cli import main
-from minigpt.train import ConfigError, TrainConfig, train
+from minigpt.train import ConfigError, TrainConfig, evaluation_batches, train
+from minigrad import optim
 
 # Tiny settings, and few evaluation batches: evaluation would otherwise cost more than training here.
 TINY = dict(n_layer=2, n_head=2, n_embd=32, block_size=16, batch_size=8, eval_interval=10, eval_iters=2,
@@ -71,11 +72,16 @@ def test_resume_ends_with_the_same_weights_as_a_run_never_stopped(tmp_path):
     assert load_checkpoint(stopped).state == load_checkpoint(straight).state
 
 
-def test_resume_from_the_command_line_takes_the_settings_from_the_checkpoint(tmp_path):
+def test_resume_from_the_command_line_takes_the_settings_from_the_checkpoint(tmp_path, capsys):
     data, out = str(write_text(tmp_path)), tmp_path / "out"
     flags = ["train", "--data", data, *TINY_FLAGS, "--eval-interval", "100", "--out-dir", str(out)]
     assert main([*flags, "--max-iters", "6", "--lr-decay-iters", "10"]) == 0
+    capsys.readouterr()
     assert main(["train", "--resume", "--out-dir", str(out), "--max-iters", "12"]) == 0  # no other flag needed
+    said = capsys.readouterr().out
+    assert "done: 6 iterations (6 -> 12)" in said  # what this run did, not where it ended
+    assert ("learning rate reaches its floor, 1.0e-04, at iteration 10 (--lr-decay-iters) and stays there: "
+            "iterations 10 -> 12 train at 1.0e-04") in said
     config = json.loads((out / checkpoint.CONFIG).read_text())["train"]
     assert config["n_layer"] == 2 and config["lr_decay_iters"] == 10 and config["max_iters"] == 12
     metrics = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
@@ -101,7 +107,7 @@ def test_a_damaged_or_incomplete_checkpoint_is_refused(tmp_path):
     train(TrainConfig(data=str(write_text(tmp_path)), out_dir=str(out), max_iters=3, **TINY))
     model_file = out / checkpoint.MODEL
     model_file.write_bytes(model_file.read_bytes()[:-100])  # a truncated file
-    with pytest.raises(CheckpointError, match="model.safetensors does not match its hash"):
+    with pytest.raises(CheckpointError, match="model.safetensors: damaged: it does not match its size and hash"):
         load_checkpoint(out)
     (out / checkpoint.MANIFEST).unlink()  # as if a save was interrupted before its last step
     with pytest.raises(CheckpointError, match="incomplete checkpoint"):
@@ -119,3 +125,58 @@ def test_a_fresh_run_checks_its_settings_before_writing(tmp_path):
         settings = dict(TINY, n_embd=30, n_head=4)
         train(TrainConfig(data=str(write_text(tmp_path)), out_dir=str(tmp_path / "out"), **settings))
     assert not (tmp_path / "out").exists()
+
+
+def test_a_resumed_run_past_its_decay_says_the_schedule_came_from_its_first_max_iters(capsys):
+    from minigpt.preflight import explain_schedule
+
+    schedule = {"lr": 1e-3, "min_lr": 1e-4, "warmup_iters": 100, "lr_decay_iters": 2000,
+                "lr_decay_iters_from": "--max-iters"}
+    explain_schedule(TrainConfig(max_iters=4000), schedule, 2000)
+    said = capsys.readouterr().out
+    assert "at iteration 2000 (the --max-iters it started with)" in said and "iterations 2000 -> 4000" in said
+    assert "start a new run with --max-iters 4000" in said
+    explain_schedule(TrainConfig(max_iters=1500), schedule, 1000)  # still within the decay: nothing to say
+    assert capsys.readouterr().out == ""
+
+
+def test_evaluation_reads_the_tokens_of_the_default_batches_in_fewer_larger_ones():
+    assert evaluation_batches(TrainConfig()) == TrainConfig().eval_iters == 20  # the defaults: as nanoGPT
+    assert evaluation_batches(TrainConfig(block_size=1024)) == 1  # 12 x 1024 holds 16 default batches' tokens
+    assert evaluation_batches(TrainConfig(block_size=256)) == 5
+    assert evaluation_batches(TrainConfig(batch_size=4, block_size=16)) == 20  # smaller batches: as many
+    assert evaluation_batches(TrainConfig(block_size=1024, eval_iters=200)) == 12
+
+
+TINY_RUN = dict(n_layer=1, n_head=2, n_embd=16, block_size=8, batch_size=4, eval_interval=2, eval_iters=1,
+                warmup_iters=0, max_iters=6)
+
+
+@pytest.mark.parametrize("fault", ["the loss diverges", "the disk fills up"])
+def test_a_run_that_must_stop_says_why_in_one_line_and_keeps_its_last_good_checkpoint(tmp_path, monkeypatch, capsys,
+                                                                                     fault):
+    if fault == "the loss diverges":  # from the step of iteration 3 on, a learning rate that makes every weight NaN
+        schedule = optim.cosine_with_warmup
+        monkeypatch.setattr(optim, "cosine_with_warmup", lambda it, *args: schedule(it, *args) if it < 3 else np.nan)
+        expected = "stopped: the loss is nan at iteration 4: training diverged"
+    else:  # the second save fails as on a full disk
+        save, calls = checkpoint.save_checkpoint, []
+
+        def save_once(*args, **kwargs):
+            calls.append(1)
+            if len(calls) > 1:
+                raise OSError(28, "No space left on device")
+            save(*args, **kwargs)
+
+        monkeypatch.setattr(checkpoint, "save_checkpoint", save_once)
+        expected = "stopped: could not save the checkpoint of iteration 4 in {out} (No space left on device)"
+    monkeypatch.setattr(progress, "PLAIN_INTERVAL_S", 0)  # a progress line at every step (output is not a terminal)
+    out = tmp_path / "out"
+    flags = [f"--{k.replace('_', '-')}={v}" for k, v in TINY_RUN.items()]
+    assert main(["train", "--data", str(write_text(tmp_path)), "--out-dir", str(out), *flags]) == 1
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
+    assert expected.format(out=out) in captured.err
+    assert f"the checkpoint of iteration 2 in {out} is kept" in captured.err
+    assert load_checkpoint(out).iter_num == 2  # and it loads: complete, finite
+    assert "evaluating 1/2" in captured.out and "train 1/6" in captured.out  # progress, though not on a terminal

@@ -77,7 +77,7 @@ def softmax_by_hand(s):
 def attention_by_hand(q, k, v, scale=True, causal=False):
     """softmax(q k^T / sqrt(d)) v from primitive ops. q, k, v: (B, T, d)."""
     d = q.shape[-1]
-    scores = q @ k.transpose(0, 2, 1)  # (B, T, T): every query against every key
+    scores = q @ k.transpose(-2, -1)  # (B, T, T): every query against every key (k^T: its last two dims swapped)
     if scale:
         scores = scores / math.sqrt(d)
     if causal:
@@ -195,7 +195,7 @@ class PronounAttention(nn.Module):
     def forward(self, ids):
         x = self.tok(ids) + self.pos(np.arange(ids.shape[1]))  # (B, T, d)
         q, k, v = self.query(x), self.key(x), self.value(x)  # (B, T, d) each
-        scores = q @ k.transpose(0, 2, 1) / math.sqrt(q.shape[-1])  # (B, T, T)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, T, T)
         not_noun = ~np.isin(ids, NOUN_IDS)[:, None, :]  # (B, 1, T): keys that may not be looked at
         scores = scores.masked_fill(not_noun, -np.inf)
         p = scores.softmax(axis=-1)  # (B, T, T)
@@ -535,7 +535,7 @@ for causal in (False, True):
 xt = mg.tensor(x_a)
 with mg.no_grad():
     q_, k_ = xt @ W_q, xt @ W_k
-    sc = q_ @ k_.transpose(0, 2, 1) / math.sqrt(H)
+    sc = q_ @ k_.transpose(-2, -1) / math.sqrt(H)
     p_full = sc.softmax(-1).numpy()[0]
     p_causal = sc.masked_fill(np.triu(np.ones((T_mask, T_mask), dtype=bool), k=1), -np.inf).softmax(-1).numpy()[0]
 fig, axes = plt.subplots(1, 2, figsize=(10, 4.4))

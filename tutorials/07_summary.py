@@ -230,11 +230,13 @@ else:
 
 # %%
 OUT_DIR = Path("out") / "tutorial07"
+# overwrite=True：再次运行本课时，新的训练替换上一次留下的检查点（不加它，train 会拒绝覆盖）。
 if QUICK:
     config = TrainConfig(out_dir=str(OUT_DIR), max_iters=400, eval_interval=100, eval_iters=4, n_layer=2,
-                         n_head=4, n_embd=64, block_size=64, batch_size=12, lr=3e-3, warmup_iters=20, seed=7)
+                         n_head=4, n_embd=64, block_size=64, batch_size=12, lr=3e-3, warmup_iters=20, seed=7,
+                         overwrite=True)
 else:
-    config = TrainConfig(out_dir=str(OUT_DIR), seed=7)
+    config = TrainConfig(out_dir=str(OUT_DIR), seed=7, overwrite=True)
 print(config)
 result = train(config)
 print(result)

@@ -1,20 +1,19 @@
-"""Ops that move elements around without changing them: reshape, transpose, indexing, concat, stack.
+"""Ops that move elements around without changing them: reshape, permute, expand, repeat, flip, tril and
+triu, concat, stack, clone, and the copy to another device.
 
-Each backward moves the gradient back to where the element came from. Indexing with integer arrays
-may pick one element twice; its gradient must then arrive twice, so that backward scatter-adds.
-Read next: linalg.py.
+Each backward moves the gradient back to where the element came from; where one element went to several
+places (expand, repeat), their gradients add up. The Tensor methods that call these ops, checking their
+arguments as PyTorch does, are in minigrad/tensor_shape.py.
+Read next: indexing.py (x[index] and gather), then linalg.py.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import numpy as np
 
 from minigrad import backend
 from minigrad.backend import get_array_module
 from minigrad.function import Function
-from minigrad.tensor import Tensor
 
 
 class Reshape(Function):
@@ -30,50 +29,86 @@ class Reshape(Function):
         return gy.reshape(self.source_shape)
 
 
-class Transpose(Function):
-    """y = x with its axes permuted;  gx = gy with the inverse permutation."""
+class Permute(Function):
+    """y = x with its dims reordered (y's dim i is x's dim dims[i]);  gx = gy with the inverse order."""
 
-    axes: tuple[int, ...]
-
-    def forward(self, x):
-        return x.transpose(self.axes)
-
-    def backward(self, gy):
-        return gy.transpose(tuple(int(axis) for axis in np.argsort(self.axes)))  # plain ints, for any backend
-
-
-class GetItem(Function):
-    """y = x[index];  gx = zeros like x, with gy added at index (scatter-add for integer arrays)."""
-
-    index: Any
+    dims: tuple[int, ...]
 
     def forward(self, x):
-        self.source_shape, self.dtype = x.shape, x.dtype
-        return x[self.index]
+        return x.transpose(self.dims)
 
     def backward(self, gy):
-        gx = get_array_module(gy).zeros(self.source_shape, dtype=self.dtype)
-        if is_advanced_index(self.index):
-            backend.scatter_add(gx, self.index, gy)  # a repeated index collects every gradient
-        else:
-            gx[self.index] = gy  # basic indexing picks each element at most once
-        return gx
+        return gy.transpose(tuple(int(d) for d in np.argsort(self.dims)))  # plain ints, for any backend
 
 
-def is_advanced_index(index: Any) -> bool:
-    parts = index if isinstance(index, tuple) else (index,)
-    return any(getattr(part, "ndim", 0) > 0 or isinstance(part, list) for part in parts)
+class Expand(Function):
+    """y = x broadcast to `shape` (a read-only view, no copy);  gx = gy summed back to x's shape.
+
+    That sum is the engine's `sum_to` (autograd.py), which every broadcasting op relies on, so this
+    backward hands gy on as it is.
+    """
+
+    shape: tuple[int, ...]
+
+    def forward(self, x):
+        return get_array_module(x).broadcast_to(x, self.shape)
+
+    def backward(self, gy):
+        return gy
 
 
-def device_index(index: Any, device: str) -> Any:
-    """An index for `tensor[index]`: Tensors and NumPy arrays inside it become arrays on `device`."""
-    if isinstance(index, tuple):
-        return tuple(device_index(part, device) for part in index)
-    if isinstance(index, Tensor):
-        return backend.to_device(index.data, device)
-    if isinstance(index, (np.ndarray, list)):
-        return backend.to_device(np.asarray(index), device)
-    return index
+class Repeat(Function):
+    """y = x tiled `repeats` times along each dim (torch's repeat, NumPy's tile);  gx = the sum of gy's tiles."""
+
+    repeats: tuple[int, ...]
+
+    def forward(self, x):
+        self.source_shape = x.shape
+        return get_array_module(x).tile(x, self.repeats)
+
+    def backward(self, gy):
+        # x counts as having leading size-1 dims up to len(repeats); gy's dim i then holds repeats[i] tiles
+        # of x's size sides[i]. Splitting each dim into (tile, side) and summing over the tiles undoes tile.
+        sides = (1,) * (len(self.repeats) - len(self.source_shape)) + tuple(self.source_shape)
+        split = [size for pair in zip(self.repeats, sides) for size in pair]  # (r0, s0, r1, s1, ...)
+        gx = gy.reshape(split).sum(axis=tuple(range(0, len(split), 2)))
+        return gx.reshape(self.source_shape)
+
+
+class Flip(Function):
+    """y = x with the order of its elements reversed along `dims`;  gx = gy reversed along them again."""
+
+    dims: tuple[int, ...]
+
+    def forward(self, x):
+        return get_array_module(x).flip(x, axis=self.dims)
+
+    def backward(self, gy):
+        return get_array_module(gy).flip(gy, axis=self.dims)
+
+
+class Tril(Function):
+    """y = x on and below the `diagonal`-th diagonal of the last two dims, else 0;  gx = tril(gy), the same mask."""
+
+    diagonal: int
+
+    def forward(self, x):
+        return get_array_module(x).tril(x, self.diagonal)
+
+    def backward(self, gy):
+        return get_array_module(gy).tril(gy, self.diagonal)
+
+
+class Triu(Function):
+    """y = x on and above the `diagonal`-th diagonal of the last two dims, else 0;  gx = triu(gy), the same mask."""
+
+    diagonal: int
+
+    def forward(self, x):
+        return get_array_module(x).triu(x, self.diagonal)
+
+    def backward(self, gy):
+        return get_array_module(gy).triu(gy, self.diagonal)
 
 
 class Concat(Function):
@@ -102,6 +137,16 @@ class Stack(Function):
     def backward(self, gy):
         xp = get_array_module(gy)
         return tuple(xp.take(gy, i, axis=self.axis) for i in range(gy.shape[self.axis]))
+
+
+class Clone(Function):
+    """y = a copy of x in its own memory (torch.clone);  gx = gy."""
+
+    def forward(self, x):
+        return x.copy()
+
+    def backward(self, gy):
+        return gy
 
 
 class ToDevice(Function):

@@ -44,12 +44,38 @@ def flatten_state_dict(state_dict: dict[str, Any]) -> tuple[dict[str, Any], dict
 
 
 def unflatten_state_dict(tensors: dict[str, Any], metadata: dict[str, str]) -> dict[str, Any]:
-    """The inverse of `flatten_state_dict`; keys of `tensors` not starting with 'state.' are ignored."""
-    state: dict[int, dict[str, Any]] = {
-        int(index): dict(numbers) for index, numbers in json.loads(metadata["optimizer.state"]).items()
-    }
+    """The inverse of `flatten_state_dict`; keys of `tensors` not starting with 'state.' are ignored.
+
+    Metadata that is not what `flatten_state_dict` writes raises a ValueError naming the key at fault.
+    """
+    numbers = _json_field(metadata, "optimizer.state", dict)
+    groups = _json_field(metadata, "optimizer.param_groups", list)
+    state: dict[int, dict[str, Any]] = {}
+    for index, values in numbers.items():
+        if not isinstance(values, dict):
+            raise ValueError(f"optimizer.state: the entry of parameter {index} is not a JSON object")
+        state[_index(index, "optimizer.state")] = dict(values)
     for key, value in tensors.items():
         if key.startswith(PREFIX):
-            index, name = key[len(PREFIX):].split(".", 1)
-            state.setdefault(int(index), {})[name] = value
-    return {"state": dict(sorted(state.items())), "param_groups": json.loads(metadata["optimizer.param_groups"])}
+            index, _, name = key[len(PREFIX):].partition(".")
+            state.setdefault(_index(index, key), {})[name] = value
+    return {"state": dict(sorted(state.items())), "param_groups": groups}
+
+
+def _json_field(metadata: dict[str, str], key: str, kind: type) -> Any:
+    if key not in metadata:
+        raise ValueError(f"the metadata has no {key!r}")
+    try:
+        value = json.loads(metadata[key])
+    except json.JSONDecodeError as error:
+        raise ValueError(f"metadata {key!r} is not JSON ({error})") from None
+    if not isinstance(value, kind):
+        raise ValueError(f"metadata {key!r} must be a JSON {'object' if kind is dict else 'list'}")
+    return value
+
+
+def _index(text: str, where: str) -> int:
+    """A parameter index as written in a name ('3' of 'state.3.exp_avg')."""
+    if not (text.isascii() and text.isdigit()):
+        raise ValueError(f"{where}: {text!r} is not a parameter index")
+    return int(text)

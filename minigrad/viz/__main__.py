@@ -20,6 +20,7 @@ import numpy as np
 import minigrad as mg
 import minigrad.functional as F
 from minigrad import nn
+from minigrad.serialization import read_bytes
 from minigrad.viz.graph import record_modules
 from minigrad.viz.render import FORMATS, draw_to_file
 
@@ -40,7 +41,7 @@ def checkpoint_example(folder: Path, tokens: int) -> tuple[mg.Tensor, Any]:
     """The loss of a minigpt checkpoint's forward pass on `tokens` token ids (minigpt imported only here)."""
     from minigpt import GPT, GPTConfig
 
-    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    config = json.loads(read_bytes(folder / "config.json", 2**20).decode("utf-8"))  # a regular file, 1 MiB at most
     config = config.get("model", config)  # the training helper nests the model's fields under "model"
     fields = GPTConfig.__dataclass_fields__
     model = GPT(GPTConfig(**{key: value for key, value in config.items() if key in fields}))

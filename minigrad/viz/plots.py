@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from minigrad.serialization import read_bytes
+
 # Fonts that have the CJK (Chinese, Japanese, Korean) characters, by family name, then by file name.
 CJK_FAMILIES = ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "Noto Sans CJK JP", "Noto Sans CJK TC",
                 "WenQuanYi Zen Hei", "WenQuanYi Micro Hei", "Droid Sans Fallback", "SimHei", "Microsoft YaHei",
@@ -245,6 +247,7 @@ def plot_grad_norms(
 # --------------------------------------------------------------------------------------------------
 # Loss curves
 X_KEYS = ("iter", "step", "iteration", "it", "epoch")
+MAX_METRICS_BYTES = 2**28  # a metrics log larger than this is not one (read_bytes refuses it unread)
 
 
 def read_metrics(metrics: str | Path | Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -259,7 +262,7 @@ def read_metrics(metrics: str | Path | Iterable[Mapping[str, Any]]) -> list[dict
     if path.is_dir():
         path = path / "metrics.jsonl"
     records, bad = [], 0
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in read_bytes(path, MAX_METRICS_BYTES).decode("utf-8", errors="replace").splitlines():
         if not line.strip():
             continue
         try:

@@ -21,8 +21,10 @@ from minigrad.viz.dot import _DotWriter, _resolve_grads, format_shape
 from minigrad.viz.graph import gradient_norms
 
 FORMATS = ("svg", "png", "pdf", "dot")  # "dot": the DOT text itself, no graphviz needed
-INSTALL = ("install graphviz to render it: apt install graphviz (Debian/Ubuntu), brew install graphviz (macOS), "
-           "conda install graphviz, or winget install graphviz (Windows); and pip install graphviz")
+# Rendering needs two things: graphviz's `dot` program, and the graphviz Python package that calls it.
+INSTALL_DOT = ("apt install graphviz (Debian/Ubuntu), brew install graphviz (macOS), conda install graphviz, or "
+               "winget install graphviz (Windows)")
+INSTALL_PACKAGE = "pip install graphviz (or pip install -e '.[viz]')"
 
 
 def _output_path(path: str | Path, format: str) -> tuple[Path, str]:
@@ -49,7 +51,7 @@ def _render(body: list[str], path: Path | None, format: str, say: bool = True) -
     digraph = graphviz.Digraph("minigrad", body=body) if graphviz is not None else None
     if path is None:
         if digraph is None and say:  # nothing to render and nothing to return: say why
-            print(f"minigrad.viz: the graphviz Python package is missing; {INSTALL}", file=sys.stderr)
+            print(f"minigrad.viz: the graphviz Python package is missing: {INSTALL_PACKAGE}", file=sys.stderr)
         return digraph, None
     path.parent.mkdir(parents=True, exist_ok=True)
     if format == "dot":
@@ -64,7 +66,10 @@ def _render(body: list[str], path: Path | None, format: str, say: bool = True) -
     dot_path = path.with_suffix(".dot")
     dot_path.write_text(source, encoding="utf-8")
     if say:
-        print(f"minigrad.viz: wrote {dot_path} (no graphviz `dot` program found); {INSTALL}", file=sys.stderr)
+        missing = (f"no graphviz `dot` program found: {INSTALL_DOT}" if digraph is not None else
+                   f"the graphviz Python package is missing: {INSTALL_PACKAGE}; rendering also needs graphviz's `dot` "
+                   f"program: {INSTALL_DOT}")
+        print(f"minigrad.viz: wrote {dot_path} ({missing})", file=sys.stderr)
     return digraph, dot_path
 
 

@@ -1,0 +1,141 @@
+"""The checks `minigpt train` makes before it trains: the device, the output folder, the machine's memory, and
+whether a checkpoint can be resumed with the settings given.
+
+Each failure is a ConfigError whose one line names the setting and says what to do instead. train.py calls
+these in its first phases, before it allocates a model or writes a byte; two of them also serve the loop
+(`check_finite`, and `kept`, which says what a stopped run leaves behind).
+Read next: progress.py.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import minigrad as mg
+from minigpt import checkpoint, sizing
+from minigpt.config import GPTConfig
+from minigpt.data import Dataset
+from minigpt.progress import write
+
+if TYPE_CHECKING:  # only for the annotations: train.py imports this module
+    from minigpt.train import TrainConfig
+
+
+class ConfigError(ValueError):
+    """Settings that cannot work (a bad value, a missing GPU, a checkpoint from another configuration)."""
+
+
+class TrainingError(RuntimeError):
+    """A run that had to stop: its loss stopped being finite, or a checkpoint could not be written.
+    The last good checkpoint is kept."""
+
+
+# What may differ between a run and its resumption: nothing else, or the result would not be the same run.
+RESUMABLE_CHANGES = ("out_dir", "eval_interval", "eval_iters", "log_interval", "resume", "overwrite", "data",
+                     "max_iters", "device")
+
+
+def check_device(device: str) -> str:
+    """The canonical device name, or a ConfigError saying what to install."""
+    try:
+        device = mg.backend.canonical_device(device)
+    except ValueError as error:
+        raise ConfigError(f"--device: {error}") from None
+    if device.startswith("cuda") and not mg.cuda.is_available():
+        raise ConfigError("--device cuda needs CuPy and an NVIDIA GPU: pip install -e '.[cuda12]' "
+                          "(or '.[cuda13]' for CUDA 13), or use --device cpu")
+    return device
+
+
+def check_out_dir(cfg: TrainConfig) -> None:
+    """--out-dir must be a folder (or not exist yet); a new run never replaces a checkpoint it was not told to."""
+    out_dir = Path(cfg.out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ConfigError(f"--out-dir {out_dir} is a file, not a folder")
+    if cfg.resume and cfg.overwrite:
+        raise ConfigError("--resume continues the checkpoint in --out-dir, --overwrite replaces it: give only one")
+    if not cfg.resume and not cfg.overwrite and checkpoint.exists(out_dir):
+        at = checkpoint.iteration(out_dir)
+        raise ConfigError(f"{out_dir} already holds a checkpoint{f' (iteration {at})' if at is not None else ''}: "
+                          "continue it with --resume, replace it with --overwrite, or choose another --out-dir")
+
+
+def make_out_dir(out_dir: Path) -> None:
+    """Create --out-dir now, so that a folder we cannot write fails at once rather than at the first save."""
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ConfigError(f"--out-dir {out_dir}: cannot create it ({error.strerror})") from None
+    if not os.access(out_dir, os.W_OK):
+        raise ConfigError(f"--out-dir {out_dir}: this user cannot write there")
+
+
+def check_memory(config: GPTConfig, batch_size: int, device: str) -> None:
+    """Refuse, before allocating anything, a configuration whose training step cannot fit in memory."""
+    needed, largest = sizing.training_bytes(config, batch_size)
+    available = sizing.available_memory(device)
+    if available is not None and needed > available:
+        where = "on the GPU" if device.startswith("cuda") else "on this machine"
+        raise ConfigError(f"this configuration needs about {sizing.format_bytes(needed)} of memory to train (most "
+                          f"of it {largest}), more than the {sizing.format_bytes(available)} available {where}; "
+                          "use a smaller --block-size, --batch-size, --n-embd or --n-layer")
+
+
+def check_finite(loss: float, iter_num: int, out_dir: Path) -> None:
+    if not math.isfinite(loss):
+        raise TrainingError(f"the loss is {loss} at iteration {iter_num}: training diverged (a lower --lr, or "
+                            f"--grad-clip 1, may help); {kept(out_dir)}")
+
+
+def kept(out_dir: Path) -> str:
+    at = checkpoint.iteration(out_dir)
+    return f"the checkpoint of iteration {at} in {out_dir} is kept" if at is not None else "no checkpoint was written"
+
+
+def schedule_record(cfg: TrainConfig, decay_from: str) -> dict[str, Any]:
+    """The learning-rate schedule, as config.json records it (fixed when a run starts, kept when it resumes)."""
+    return {"lr": cfg.lr, "min_lr": cfg.lr / 10, "warmup_iters": cfg.warmup_iters,
+            "lr_decay_iters": cfg.lr_decay_iters, "lr_decay_iters_from": decay_from}
+
+
+def explain_schedule(cfg: TrainConfig, schedule: dict[str, Any], start_iter: int) -> None:
+    """Say so when a resumed run goes past the end of its learning-rate decay, and why it keeps that schedule."""
+    end = schedule["lr_decay_iters"]
+    if cfg.max_iters <= max(end, start_iter):
+        return
+    how = "the --max-iters it started with" if schedule["lr_decay_iters_from"] == "--max-iters" else "--lr-decay-iters"
+    write(f"note: this run's learning rate reaches its floor, {schedule['min_lr']:.1e}, at iteration {end} ({how}) "
+          f"and stays there: iterations {max(end, start_iter)} -> {cfg.max_iters} train at {schedule['min_lr']:.1e}. "
+          "A resumed run keeps the schedule it started with, so that it ends as a run never stopped would; for a "
+          f"schedule over {cfg.max_iters} iterations, start a new run with --max-iters {cfg.max_iters}")
+
+
+def check_resumable(cfg: TrainConfig, saved: dict[str, Any]) -> None:
+    """A ConfigError naming every setting that differs from the checkpoint's (beyond RESUMABLE_CHANGES)."""
+    problems = []
+    for field in fields(cfg):
+        name = field.name
+        ours, theirs = getattr(cfg, name), saved.get(name)
+        if name in RESUMABLE_CHANGES or (name == "lr_decay_iters" and ours is None) or ours == theirs:
+            continue
+        flag = "--" + name.replace("_", "-")
+        if name == "block_size" and theirs is not None and ours > theirs:
+            problems.append(f"{flag} {ours} is larger than the checkpoint's block_size {theirs}")
+        else:
+            problems.append(f"{flag} is {ours}, the checkpoint's is {theirs}")
+    if problems:
+        raise ConfigError(f"cannot resume from {cfg.out_dir}, which was trained with other settings: "
+                          + "; ".join(problems))
+
+
+def check_same_data(data: Dataset, resumed: checkpoint.Checkpoint) -> None:
+    saved = resumed.config["data"]
+    if data.sha256 != saved["sha256"]:
+        raise ConfigError(f"cannot resume: the checkpoint was trained on {saved['name']}, and {data.name} is "
+                          "a different text")
+    if data.tokenizer != resumed.tokenizer:
+        raise checkpoint.CheckpointError("damaged checkpoint: its tokenizer does not match its training text")

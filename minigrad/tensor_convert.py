@@ -1,0 +1,155 @@
+"""Tensor's conversions, a base class of Tensor: to another dtype or device (`to`, `float()`, `long()`, ...),
+to Python values (`item()`, `float(t)`, `if loss < best:`, `for row in t:`), and to NumPy (`np.asarray(t)`).
+Each follows PyTorch, down to its error messages where they help.
+
+Only a conversion between float dtypes passes a gradient (through the Cast op); one to or from an
+integer or bool dtype makes a constant, as in PyTorch. The ops import Tensor, and Tensor's class statement
+needs this module first, so the methods reach the ops through the package (`minigrad.ops`) when called.
+
+Read next: tensor_inplace.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+import minigrad
+from minigrad import backend
+from minigrad.dtypes import check_dtype
+
+
+class ConversionMethods:
+    """The conversion methods of `Tensor` (tensor.py); `self` is always a Tensor."""
+
+    __slots__ = ()
+
+    # ----------------------------------------------------------------------------------------------
+    # Another dtype or device
+    def to(self, *args: Any, device: Any = None, dtype: Any = None) -> minigrad.Tensor:
+        """This tensor on another device and/or with another dtype, as `torch.Tensor.to`.
+
+        `to(device)`, `to(dtype)`, `to(device, dtype)`, `to(other)` (other's device and dtype), or keywords.
+        Returns the tensor itself when nothing changes. Differentiable across devices and between float
+        dtypes; a conversion to or from an integer or bool dtype passes no gradient.
+        """
+        for arg in args:
+            if isinstance(arg, minigrad.Tensor):
+                device, dtype = arg.device, arg.dtype
+            elif _names_a_device(arg):
+                device = arg
+            else:
+                dtype = arg
+        y = self if dtype is None else self._cast(check_dtype(dtype))
+        if device is None:
+            return y
+        device = backend.canonical_device(device)
+        if device == y.device:
+            return y
+        backend.backend_for_device(device)  # fails early, naming what to install
+        return minigrad.ops.shape.ToDevice.apply(y, device=device)
+
+    def _cast(self, dtype: np.dtype) -> minigrad.Tensor:
+        """This tensor as `dtype`: itself if it is already; through Cast between floats, so that the gradient
+        flows back; otherwise a constant, since no gradient passes to or from integers and bools."""
+        if dtype == self.dtype:
+            return self
+        if dtype.kind == "f" and self.dtype.kind == "f":
+            return minigrad.ops.elementwise.Cast.apply(self, dtype=dtype)
+        return minigrad.Tensor._make(self.data.astype(dtype), False)
+
+    def astype(self, dtype: Any) -> minigrad.Tensor:
+        """A copy converted to `dtype` (NumPy's name; PyTorch's `to(dtype)` returns the tensor itself if it can)."""
+        dtype = check_dtype(dtype)
+        return self.clone() if dtype == self.dtype else self._cast(dtype)
+
+    # PyTorch's shorthands for `to(dtype)`.
+    def float(self) -> minigrad.Tensor:
+        return self.to(np.float32)
+
+    def double(self) -> minigrad.Tensor:
+        return self.to(np.float64)
+
+    def half(self) -> minigrad.Tensor:
+        return self.to(np.float16)
+
+    def long(self) -> minigrad.Tensor:
+        return self.to(np.int64)
+
+    def int(self) -> minigrad.Tensor:
+        return self.to(np.int32)
+
+    def bool(self) -> minigrad.Tensor:
+        return self.to(np.bool_)
+
+    # ----------------------------------------------------------------------------------------------
+    # Python values
+    def item(self) -> Any:
+        """The one element as a Python number."""
+        if self.data.size != 1:
+            raise ValueError(f"item(): only a one-element tensor has an item, not shape {self.shape}")
+        return self.data.item()
+
+    def tolist(self) -> Any:
+        """The elements as (nested) Python lists of numbers; a 0-d tensor gives its number."""
+        return self.numpy().tolist()
+
+    def __bool__(self) -> bool:
+        """The truth of a one-element tensor, so that `if loss < best:` works; more elements are ambiguous."""
+        if self.data.size != 1:
+            values = "no values" if self.data.size == 0 else "more than one value"
+            raise RuntimeError(f"Boolean value of Tensor with {values} is ambiguous")
+        return bool(self.data.item())
+
+    def __float__(self) -> float:
+        return float(self._python_number("float"))
+
+    def __int__(self) -> int:
+        return int(self._python_number("int"))
+
+    def __index__(self) -> int:
+        """A one-element integer tensor may stand where Python wants an int (`range(t)`, `items[t]`)."""
+        if self.dtype.kind not in "iu" or self.data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.data.item())
+
+    def __iter__(self) -> Iterator[minigrad.Tensor]:
+        """The slices along the first dim, t[0], t[1], ... (each differentiable); a 0-d tensor has none."""
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.shape[0]))
+
+    def _python_number(self, name: str) -> Any:
+        if self.data.size != 1:
+            raise ValueError(f"{name}(): only one-element tensors can be converted to Python scalars, "
+                             f"not shape {self.shape}")
+        return self.data.item()
+
+    # ----------------------------------------------------------------------------------------------
+    # NumPy
+    def numpy(self) -> np.ndarray:
+        """A host NumPy copy of the data (never a view that aliases a GPU buffer)."""
+        return backend.as_numpy(self.data).copy()
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """`np.asarray(t)`: the data itself on the CPU, as PyTorch gives it (a copy only if asked)."""
+        if self.device != "cpu":  # CuPy refuses this implicit copy to the host too: it would be a hidden, slow one
+            raise TypeError(f"implicit conversion of a tensor on device '{self.device}' to a NumPy array is not "
+                            "allowed; use .numpy(), an explicit copy to the host")
+        if self.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        array = self.data if dtype is None else self.data.astype(dtype, copy=False)
+        return array.copy() if copy else array
+
+
+def _names_a_device(arg: Any) -> bool:
+    """Whether an argument of `to` is a device ('cuda:1') rather than a dtype ('float32', np.float64)."""
+    if not isinstance(arg, str):
+        return False
+    try:
+        np.dtype(arg)
+    except TypeError:
+        return True
+    return False

@@ -31,27 +31,29 @@
 #
 # 运行：`python tutorials/00_autograd.py`（设 `TUTORIAL_QUICK=1` 跑快速版）。图片写到当前目录的 `figures/`。
 
+# %% [markdown]
+# **学完这一讲，你能**：用中心差分核对任何一个导数，并说清步长 $h$ 为什么不能太大也不能太小；
+# 写出一个运算的 `backward`（一个 `mg.Function` 子类），并用 `mg.gradcheck` 证明它是对的；
+# 解释一个值用了两次、或者被广播过时，它的梯度为什么要加起来。
+#
+# **用时**（在 2 核 CPU 上实测的 CPU 时间；机器忙时墙钟时间更长）：
+# 运行本讲，快速版约 5 秒，完整版约 5 秒；最后有 5 道练习。
+
 # %%
+from tutorials.course import FIGURES, show_figure, show_image  # first: it limits BLAS threads before NumPy loads
+
+# isort: split
 import math
-import os
 import shutil
-from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
 from minigrad.autograd import sum_to
 
-QUICK = os.environ.get("TUTORIAL_QUICK") == "1"
-FIG = Path("figures")
-FIG.mkdir(exist_ok=True)
 mg.manual_seed(0)
 rng = np.random.default_rng(0)
-print("quick mode" if QUICK else "full mode")
 
 # %% [markdown]
 # ## 1. 导数：先手算，再数值核对
@@ -65,6 +67,9 @@ print("quick mode" if QUICK else "full mode")
 #
 # 但 $h$ 也不能无限小：计算机的浮点数只有约 16 位有效数字，两个几乎相等的数相减，
 # 有效数字会大量丢失（舍入误差约为 $10^{-16}/h$）。下面把误差随 $h$ 的变化画出来。
+#
+# **先猜一猜**：$h$ 从 $10^{-1}$ 一路缩小到 $10^{-13}$，中心差分的误差会一直变小吗？如果不会，它在哪个 $h$ 附近最小？
+# 先写下你的猜测，再运行下面两格。
 
 # %%
 def f(x):
@@ -95,8 +100,7 @@ ax.set_title("Finite differences: truncation error (right) vs rounding error (le
 ax.grid(True, which="major", alpha=0.3)
 ax.legend()
 fig.tight_layout()
-fig.savefig(FIG / "00_finite_differences.png", dpi=120)
-plt.close(fig)
+show_figure(fig, "00_finite_differences.png")
 
 # %% [markdown]
 # 图中右半边是截断误差：前向差分的线斜率约为 1（误差 ∝ h），中心差分约为 2（误差 ∝ h²）。
@@ -314,7 +318,10 @@ for name in inputs:
 # ### 陷阱：`b = a + a`
 #
 # 一个值被用了两次，反向时就会从两条路各收到一份梯度。$b = a + a = 2a$，所以 $\partial b/\partial a = 2$。
-# 如果“交付梯度”时写成了 `=` 而不是 `+=`，第二份梯度会**覆盖**第一份——下面故意写错看看：
+# 如果“交付梯度”时写成了 `=` 而不是 `+=`，第二份梯度会**覆盖**第一份——下面故意写错看看。
+#
+# **先猜一猜**：下面第二个例子 $z = y^2 + x$、$y = x + x$，在 $x = 3$ 处正确的 $dz/dx$ 是 25。
+# 错误版本会给出多少？它会报错吗？
 
 # %%
 class BuggyValue(Value):
@@ -431,6 +438,9 @@ assert caught is not None and "analytic" in caught
 #
 # 这件事与具体运算无关（加、乘、除……只要有广播都会发生），所以 minigrad 把它放在引擎里统一做一次：
 # 每个运算的 `backward` 返回“广播后形状”的梯度，引擎再用 `minigrad.autograd.sum_to` 把它求和回输入的形状。
+#
+# **先猜一猜**：下面 `(Xb + bb).backward(upstream)` 之后，`bb.grad` 的形状是 `(4, 3)` 还是 `(3,)`？
+# 它的第 0 个元素等于什么？
 
 # %%
 Xb = mg.tensor(rng.standard_normal((4, 3)), requires_grad=True, dtype="float64")
@@ -473,7 +483,7 @@ loss = (X2 @ W2 + b2).tanh().mean()
 
 names = {"X": X2, "W": W2, "b": b2}  # label the leaves by name instead of by number
 dot_source = mg.viz.to_dot(loss, names=names)
-(FIG / "00_graph.dot").write_text(dot_source)
+(FIGURES / "00_graph.dot").write_text(dot_source)
 print(dot_source[:400], "...")
 assert dot_source.lstrip().startswith("digraph")
 for op_name in ("MatMul", "Add", "Tanh", "Mean"):
@@ -481,10 +491,11 @@ for op_name in ("MatMul", "Add", "Tanh", "Mean"):
 
 HAVE_DOT = shutil.which("dot") is not None
 if HAVE_DOT:
-    mg.viz.draw(loss, path=str(FIG / "00_graph"), format="png", names=names)
-    print("rendered", FIG / "00_graph.png")
+    mg.viz.draw(loss, path=str(FIGURES / "00_graph"), format="png", names=names)
+    show_image(FIGURES / "00_graph.png")
+    print("rendered", FIGURES / "00_graph.png")
 else:
-    print("note: the Graphviz `dot` program is not installed; wrote", FIG / "00_graph.dot",
+    print("note: the Graphviz `dot` program is not installed; wrote", FIGURES / "00_graph.dot",
           "(render it with `dot -Tpng`, or install graphviz)")
 
 # %% [markdown]
@@ -496,7 +507,7 @@ else:
 # 你会看到梯度从 `loss` 出发，按拓扑序的逆序一路流回 `W` 和 `b`。没装 `dot` 时，帧是 `.dot` 文本。
 
 # %%
-frames_dir = FIG / "00_backward_frames"
+frames_dir = FIGURES / "00_backward_frames"
 frames = mg.viz.backward_frames(loss, frames_dir, names=names)  # runs the engine's backward with retain_graph=True
 print(f"{len(frames)} frames in {frames_dir}:", ", ".join(p.name for p in frames[:3]), "...")
 assert len(frames) >= 4
@@ -516,9 +527,10 @@ for t, name in zip((ta, tb, tc, tg), "abcg"):
     t.name = name
 tL = (ta * tb + tc) * tg
 small_dot = mg.viz.to_dot(tL, values=True, grads=True)
-(FIG / "00_chain_rule.dot").write_text(small_dot)
+(FIGURES / "00_chain_rule.dot").write_text(small_dot)
 if HAVE_DOT:
-    mg.viz.draw(tL, path=str(FIG / "00_chain_rule"), format="png", values=True, grads=True)
+    mg.viz.draw(tL, path=str(FIGURES / "00_chain_rule"), format="png", values=True, grads=True)
+    show_image(FIGURES / "00_chain_rule.png")
 tL.backward()
 assert [t.grad.item() for t in (ta, tb, tc, tg)] == [by_hand[k] for k in "abcg"]
 
@@ -532,3 +544,15 @@ assert [t.grad.item() for t in (ta, tb, tc, tg)] == [by_hand[k] for k in "abcg"]
 # - `mg.gradcheck` 用中心差分核对每个梯度，写新运算时先让它通过。
 #
 # 下一讲，我们就用这台引擎训练第一个语言模型：猜下一个字。
+#
+# ## 练习
+#
+# 5 道练习在 `tutorials/exercises/lecture00.py` 里：中心差分（0.1）、`Mul` 和 `Tanh` 的反向传播（0.2、0.3）、
+# `sum_to`（0.4）、推导 `Div` 的反向传播（0.5）。打开那个文件，把每个 `raise NotImplementedError` 换成你的代码，
+# 再运行下面这一格（或在终端里运行 `python -m tutorials.exercises check 00`）：检查器逐题告诉你对了没有，
+# 错了的话用一句话说出错在哪。也可以在本 Notebook 里新建一格写函数，直接交给检查器，例如 `check("0.4", sum_to)`。
+
+# %%
+from tutorials.exercises import check
+
+check("00")

@@ -30,21 +30,22 @@
 #
 # 运行：`python tutorials/03_self_attention.py`（`TUTORIAL_QUICK=1` 跑快速版）。图片写到当前目录的 `figures/`。
 
+# %% [markdown]
+# **学完这一讲，你能**：只用矩阵乘法和 softmax 写出缩放点积注意力，并证明它和库里的版本一致；
+# 说清 Q、K、V 各自的角色；解释 $1/\sqrt{d_k}$ 和因果 mask 各防住了什么；
+# 量出 attention 的代价（$T^2$）和好处（不必逐步计算）。
+#
+# **用时**（在 2 核 CPU 上实测的 CPU 时间；机器忙时墙钟时间更长）：
+# 运行本讲，快速版约 5 秒，完整版约 10 秒；最后有 5 道练习。
+
 # %%
-import os
+from tutorials.course import CJK, QUICK, show_figure  # first: it limits BLAS threads before NumPy loads
 
-# Small matrix products: one BLAS thread is faster than several waiting on each other (set before NumPy loads).
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-
+# isort: split
 import math
 import time
 import tracemalloc
-from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -52,12 +53,8 @@ import minigrad as mg
 import minigrad.functional as F
 from minigrad import nn, optim
 
-QUICK = os.environ.get("TUTORIAL_QUICK") == "1"
-FIG = Path("figures")
-FIG.mkdir(exist_ok=True)
 mg.manual_seed(0)
 rng = np.random.default_rng(0)
-print("quick mode" if QUICK else "full mode")
 
 # %% [markdown]
 # ## 1. 用基本运算写出 attention
@@ -138,6 +135,8 @@ print("gradcheck passed for attention_by_hand")
 # （告诉模型哪些词是名词，就像给了它词性标注，但不告诉它哪个是答案）。这样输出只能是两个名词 value 的加权和：
 # 权重一半一半，模型就分不清；想答对，代词的 query 必须学会和正确名词的 key 对上。
 # 这种“只许看某些位置”的遮挡叫作 mask，第 6 节还会用到它。
+#
+# **先猜一猜**：只训练几百步，在没见过的句子上，代词放在正确名词上的注意力权重会有多大？0.6？0.9？接近 1？
 
 # %%
 MALE = ["小明", "爸爸", "哥哥", "爷爷"]
@@ -255,7 +254,6 @@ GLOSS = {"小明": "Xiaoming", "爸爸": "dad", "哥哥": "brother", "爷爷": "
          "因为": "because", "太": "too", "累": "tired", "了": "(le)"}
 
 
-CJK = mg.viz.use_cjk_font()
 if CJK:
     label = lambda w: w
 else:
@@ -300,8 +298,7 @@ ax.set_yticks(range(len(examples)), [f"{label(s[PRON_POS])}" for s in examples])
 ax.set_ylabel("代词" if CJK else "pronoun", labelpad=10)
 ax.set_title("六句话里代词那一行：它在看谁？" if CJK else "the pronoun's row in six sentences")
 fig.tight_layout()
-fig.savefig(FIG / "03_pronoun_attention.png", dpi=120)
-plt.close(fig)
+show_figure(fig, "03_pronoun_attention.png")
 
 for s in examples:
     ref = next(w for w in (s[0], s[3]) if w in PRONOUN[s[PRON_POS]])
@@ -322,6 +319,8 @@ for s in examples:
 # 这时 softmax 的导数几乎处处为 0，梯度传不回去。除以 $\sqrt{d_k}$ 把分数的方差拉回 1。
 #
 # 实验：16 个 key，随机的 q、k，测 softmax 分布的熵（越小越“尖”）和传到分数上的梯度大小。
+#
+# **先猜一猜**：$d_k = 1024$、不缩放时，16 个 key 上 softmax 的熵更接近均匀分布的 $\ln 16 \approx 2.77$，还是接近 0？
 
 # %%
 dims = [4, 16, 64, 256, 1024]
@@ -360,8 +359,7 @@ for ax in axes:
     ax.grid(True, alpha=0.3)
     ax.legend()
 fig.tight_layout()
-fig.savefig(FIG / "03_scale.png", dpi=120)
-plt.close(fig)
+show_figure(fig, "03_scale.png")
 
 # %%
 ent_s, ent_r = scale_stats[True]["entropy"], scale_stats[False]["entropy"]
@@ -381,6 +379,8 @@ assert grad_r[-1] < 0.1 * grad_s[-1]  # ... to less than a tenth of the scaled o
 # 每个 query 都要和每个 key 比一次，分数矩阵是 $T\times T$。长度翻倍，分数矩阵的元素数、乘法次数
 # （约 $2\cdot 2T^2d$：一次 $QK^\top$，一次乘 $V$）和内存都变成 4 倍。
 # 内存用 `tracemalloc` 测（NumPy 的数组分配会报告给它），时间只作参考——计时受机器负载影响，不作断言。
+#
+# **先猜一猜**：长度从 512 翻倍到 1024，一次 attention 的峰值内存变成原来的几倍？
 
 # %%
 lengths = [128, 256, 512, 1024] if QUICK else [128, 256, 512, 1024, 2048]
@@ -419,8 +419,7 @@ for ax, title in zip(axes, ["attention forward: peak memory", "attention forward
     ax.grid(True, alpha=0.3)
     ax.legend()
 fig.tight_layout()
-fig.savefig(FIG / "03_quadratic_cost.png", dpi=120)
-plt.close(fig)
+show_figure(fig, "03_quadratic_cost.png")
 
 ratios = [b / a for a, b in zip(peak_mib, peak_mib[1:])]
 print("memory ratio per doubling of T:", [f"{r:.2f}" for r in ratios])
@@ -433,6 +432,8 @@ assert all(b / a == 4 for a, b in zip(flops, flops[1:]))
 # RNN 的第 $t$ 步要等第 $t-1$ 步算完，一句 $T$ 个词就是 $T$ 步**串行**计算。Self-attention 里所有 query 和所有 key
 # 的匹配是**同一次**矩阵乘法，位置之间没有先后依赖。我们数一数计算图里从输入到输出最长的那条依赖链
 # （必须一个接一个做的运算个数），再各计一次时。
+#
+# **先猜一猜**：句子从 8 个词加长到 128 个词，RNN 和 attention 的最长依赖链各会变成多长？
 
 # %%
 def longest_chain(y):
@@ -547,8 +548,7 @@ for ax, pm, title in [(axes[0], p_full, "without mask: everyone sees everyone"),
     ax.set_xticks(range(T_mask))
     ax.set_yticks(range(T_mask))
 fig.colorbar(im, ax=axes, fraction=0.03)
-fig.savefig(FIG / "03_causal_mask.png", dpi=120, bbox_inches="tight")
-plt.close(fig)
+show_figure(fig, "03_causal_mask.png", bbox_inches="tight")
 assert np.allclose(np.triu(p_causal, k=1), 0)
 
 # %% [markdown]
@@ -563,3 +563,14 @@ assert np.allclose(np.triu(p_causal, k=1), 0)
 #
 # 但 attention 还有一个盲点：它对词的**顺序**毫不在意——把句子打乱，每个词得到的加权和不变。
 # 第四讲的位置编码来补这个缺口。
+#
+# ## 练习
+#
+# 5 道练习在 `tutorials/exercises/lecture03.py` 里：数值稳定的 softmax（3.1）、缩放点积注意力（3.2）、
+# 因果注意力（3.3）、推导分数的标准差（3.4）、推导 softmax 的反向传播（3.5）。
+# 写好后运行下面这一格，或在终端里运行 `python -m tutorials.exercises check 03`。
+
+# %%
+from tutorials.exercises import check
+
+check("03")

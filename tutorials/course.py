@@ -1,0 +1,81 @@
+"""The set-up every lecture shares: threads, quick mode, the figures folder, matplotlib, a CJK font.
+
+Each lecture begins with
+
+    from tutorials.course import CJK, FIGURES, QUICK, label, show_figure
+
+Run as a script, figures are drawn off screen (matplotlib's Agg backend) and written to `figures/` in the
+current directory; opened as a notebook, `show_figure` also shows each one inline, below its cell.
+Read next: 00_autograd.py.
+"""
+
+from __future__ import annotations
+
+import os
+
+# The lectures multiply small matrices: one BLAS thread is faster than several waiting on each other (much
+# faster on a busy machine), and results repeat bit for bit. This must happen before NumPy loads, which is
+# why every lecture imports this module before anything else.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+
+def in_notebook() -> bool:
+    """True inside a Jupyter kernel (where figures can be shown inline), False in a plain script."""
+    if "IPython" not in sys.modules:  # a script never imported IPython: do not import it for it
+        return False
+    from IPython import get_ipython
+
+    return getattr(get_ipython(), "kernel", None) is not None
+
+
+if not in_notebook():
+    matplotlib.use("Agg")  # a script draws off screen; a notebook keeps the backend Jupyter chose
+
+import matplotlib.pyplot as plt
+
+import minigrad as mg
+
+QUICK = os.environ.get("TUTORIAL_QUICK") == "1"  # smaller data, fewer steps, looser thresholds
+FIGURES = Path("figures")  # in the current directory, never inside the repository's tutorials/
+FIGURES.mkdir(exist_ok=True)
+T_START = time.time()
+
+# Chinese labels need a CJK font (Debian/Ubuntu: `apt-get install fonts-noto-cjk`); without one, `label`
+# falls back to English rather than drawing empty boxes.
+CJK = mg.viz.use_cjk_font()
+
+
+def label(zh: str, en: str) -> str:
+    """Chinese text when a CJK font is installed, English otherwise (never boxes where characters should be)."""
+    return zh if CJK else en
+
+
+def show_image(path: str | Path) -> None:
+    """Show a PNG file inline when running in a notebook (in a script it has already been written)."""
+    if in_notebook():
+        from IPython.display import Image, display
+
+        display(Image(filename=str(path)))
+
+
+def show_figure(fig: Any, name: str, dpi: int = 120, **savefig_options: Any) -> None:
+    """Write a matplotlib figure to figures/`name`, show it inline in a notebook, and close it.
+
+    Showing the written PNG (rather than relying on the notebook's matplotlib backend) gives the same
+    picture in the notebook as on disk. Closing it frees the memory and stops Jupyter showing it twice.
+    """
+    path = FIGURES / name
+    fig.savefig(path, dpi=dpi, **savefig_options)
+    plt.close(fig)
+    show_image(path)
+
+
+print("quick mode" if QUICK else "full mode", "| CJK font:", "yes" if CJK else "no (labels in English)")

@@ -1,0 +1,122 @@
+"""Exercises for every lecture, and the checker that grades them.
+
+Your answers go in this folder, one file per lecture (`lecture00.py` ... `lecture07.py`): replace each
+`raise NotImplementedError` (or `None`) with your code, then check it
+
+    python -m tutorials.exercises check 03      # in a shell, from any directory
+    python -m tutorials.exercises check         # every lecture
+    python -m tutorials.exercises list          # what there is to do
+
+or, in a notebook cell,
+
+    from tutorials.exercises import check
+    check("03")                      # every exercise of lecture 03, read afresh from lecture03.py
+    check("3.2", Softmax)            # one exercise, with an answer defined in the notebook itself
+
+Each line of the report says what passed and, for what did not, what is wrong. The reference solutions
+are in tutorials/solutions/ (`check("03", solutions=True)` grades them). Read next: grading.py.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from tutorials.exercises.checks import LECTURES
+from tutorials.exercises.grading import LEVELS, Exercise, Result, grade
+
+MARKS = {"pass": "✓", "wrong": "✗", "error": "✗", "blank": "·"}
+
+__all__ = ["LECTURES", "check", "find", "grade_lecture", "lecture_of", "print_reports"]
+
+
+def lecture_of(which: Any) -> str:
+    """'03', '3', 3, '3.2' or '03.2' -> '03' (the lecture a number names); ValueError for anything else."""
+    head = str(which).strip().split(".")[0]
+    if not head.isdigit() or f"{int(head):02d}" not in LECTURES:
+        raise ValueError(f"no lecture {which!r}: the lectures are {', '.join(LECTURES)}")
+    return f"{int(head):02d}"
+
+
+def find(number: str) -> Exercise:
+    """The exercise numbered like '3.2' (or '03.2')."""
+    lecture = lecture_of(number)
+    wanted = f"{int(lecture)}.{str(number).strip().split('.', 1)[1]}" if "." in str(number) else None
+    for exercise in LECTURES[lecture]:
+        if exercise.number == wanted:
+            return exercise
+    numbers = ", ".join(e.number for e in LECTURES[lecture])
+    raise ValueError(f"no exercise {number!r}: lecture {lecture} has {numbers}")
+
+
+def answers(lecture: str, solutions: bool = False) -> ModuleType:
+    """The learner's file for `lecture` (or the reference solutions), read afresh to pick up the latest edits."""
+    package = "tutorials.solutions" if solutions else "tutorials.exercises"
+    return importlib.reload(importlib.import_module(f"{package}.lecture{lecture}"))
+
+
+def grade_lecture(lecture: Any, solutions: bool = False) -> list[Result]:
+    """Grade every exercise of one lecture from its answer file; a list of Results, in order."""
+    lecture = lecture_of(lecture)
+    module = answers(lecture, solutions)
+    return [_grade_from(module, exercise) for exercise in LECTURES[lecture]]
+
+
+def _grade_from(module: ModuleType, exercise: Exercise) -> Result:
+    if not hasattr(module, exercise.name):
+        return Result(exercise, "error", f"{Path(module.__file__).name} 里找不到 {exercise.name}：它被删掉或改名了吗？")
+    return grade(exercise, getattr(module, exercise.name))
+
+
+def report(results: list[Result], heading: str) -> str:
+    """The report a learner reads: a heading, one line per exercise, and the progress."""
+    lines = [heading]
+    for result in results:
+        exercise = result.exercise
+        mark, level = MARKS[result.status], LEVELS[exercise.level]
+        lines.append(f"  {mark} {exercise.number} {level:<3} {exercise.title}：{result.message}")
+    passed = sum(result.passed for result in results)
+    lines.append(f"  {passed}/{len(results)} 通过")
+    return "\n".join(lines)
+
+
+def check(which: Any = None, answer: Any = None, solutions: bool = False) -> None:
+    """Grade and print: every lecture (no argument), one lecture ('03'), or one exercise ('3.2').
+
+    With `answer`, grade that exercise on the given function, class or value instead of the one in the file.
+    """
+    print_reports(which, answer, solutions)
+
+
+def print_reports(which: Any = None, answer: Any = None, solutions: bool = False) -> bool:
+    """What `check` does; returns whether everything graded passed (the command line's exit status)."""
+    if answer is not None:
+        exercise = find(which)
+        results = [grade(exercise, answer)]
+        print(report(results, f"练习 {exercise.number}（你传入的答案）"))
+        return all(r.passed for r in results)
+    everything_passed = True
+    for lecture in list(LECTURES) if which is None else [lecture_of(which)]:
+        try:
+            module = answers(lecture, solutions)
+        # A half-edited answer file may not even import (a SyntaxError, a NameError at the top level...).
+        except Exception as error:
+            print(f"第 {lecture} 讲练习：答案文件导入出错，先修好它：{type(error).__name__}: {error}")
+            everything_passed = False
+            continue
+        chosen = [find(which)] if which is not None and "." in str(which) else LECTURES[lecture]
+        results = [_grade_from(module, exercise) for exercise in chosen]
+        print(report(results, f"第 {lecture} 讲练习（{_shown_path(module)}）"))
+        everything_passed &= all(r.passed for r in results)
+    return everything_passed
+
+
+def _shown_path(module: ModuleType) -> str:
+    """The answer file's path, relative to the current directory when it is below it."""
+    path = Path(module.__file__)
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,97 @@
+"""Checkers for lecture 01's exercises (tutorials/exercises/lecture01.py): counting and scoring bigrams.
+
+Read next: lecture02.py.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tutorials.exercises.grading import Exercise, Wrong, as_array, compare, compare_number
+
+NATS_HINT = "本课的损失用自然对数 ln（单位 nats）"
+
+
+def check_uniform_loss(uniform_loss) -> str:
+    for V in (65, 27, 1000):
+        compare_number(uniform_loss(V), math.log(V), f"V = {V} 时瞎猜的损失", suspects=[
+            (math.log2(V), f"这是以 2 为底的对数（比特）；{NATS_HINT}"),
+            (math.log10(V), f"这是以 10 为底的对数；{NATS_HINT}"),
+            (1 / V, "1/V 是每个字符的概率；损失是它的负对数 −ln(1/V)"),
+            (-math.log(V), "符号反了：损失是 −ln(1/V)，是正数"),
+        ])
+    return f"通过：65 个字符瞎猜是 {math.log(65):.3f} nats，这是每个模型的起点"
+
+
+def _text(seed=0, n=400, V=6):
+    return np.random.default_rng(seed).integers(0, V, n), V
+
+
+def check_bigram_counts(bigram_counts) -> str:
+    ids, V = _text()
+    expected = np.zeros((V, V))
+    np.add.at(expected, (ids[:-1], ids[1:]), 1)
+    got = as_array(bigram_counts(ids, V), "计数表")
+    compare(got, expected, "计数表 counts", suspects=[
+        (expected.T, "行列反了：counts[a, b] 应是“a 后面紧跟 b”的次数（第一个下标是前一个字符）"),
+        ((expected > 0).astype(float),
+         "重复的 (a, b) 只记了一次：`counts[a, b] += 1` 遇到重复下标不会累加，用 np.add.at"),
+    ])
+    if got.sum() != len(ids) - 1:
+        raise Wrong(f"计数总和应是相邻对的个数 {len(ids) - 1}，你的是 {got.sum():g}")
+    return "通过"
+
+
+def check_bigram_probs(bigram_probs) -> str:
+    counts = np.random.default_rng(1).integers(0, 5, (5, 5)).astype(float)
+    counts[2] = 0  # a character never seen: smoothing must still give a distribution
+    alpha = 0.5
+    smoothed = counts + alpha
+    expected = smoothed / smoothed.sum(axis=1, keepdims=True)
+    got = as_array(bigram_probs(counts, alpha), "概率表")
+    compare(got, expected, "P", suspects=[
+        (smoothed / smoothed.sum(axis=0, keepdims=True), "按列归一化了：应让每一行（同一个前一字符 a）加起来等于 1"),
+        (smoothed / counts.sum(axis=1, keepdims=True).clip(1), "分母也要加上平滑量：用 (counts + alpha) 的行和来除"),
+        (counts / counts.sum(axis=1, keepdims=True).clip(1), "忘了先给每个格子加 alpha（平滑）"),
+    ])
+    return "通过"
+
+
+def check_average_nll(average_nll) -> str:
+    ids, V = _text(seed=2, n=300)
+    P = np.random.default_rng(3).dirichlet(np.ones(V), size=V)  # an arbitrary, non-symmetric table
+    losses = -np.log(P[ids[:-1], ids[1:]])
+    expected = float(losses.mean())
+    compare_number(average_nll(P, ids), expected, "平均损失", suspects=[
+        (float(losses.sum()), f"这是总和；损失要取平均（除以 {len(losses)} 个位置）"),
+        (-expected, "符号反了：损失是 −ln P，是正数"),
+        (expected / math.log(2), f"这是以 2 为底的对数；{NATS_HINT}"),
+        (float(-np.log(P[ids[1:], ids[:-1]]).mean()), "下标反了：应取 P[前一个, 后一个]，即 P[ids[:-1], ids[1:]]"),
+    ])
+    return "通过"
+
+
+def check_entropy_bits(entropy_bits) -> str:
+    p = np.array([[0.5, 0.5, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], [0.25, 0.25, 0.25, 0.25], [0.7, 0.2, 0.1, 0.0]])
+    safe = np.where(p > 0, p, 1.0)
+    expected = -(p * np.log2(safe)).sum(axis=-1)
+    naive = -(p * np.log2(p, where=p > 0, out=np.full_like(p, np.nan))).sum(axis=-1)  # 0 * log 0 = nan
+    compare(entropy_bits(p), expected, "熵", suspects=[
+        (naive, "概率为 0 的候选让结果成了 nan：按约定 0·log 0 = 0，先把 p = 0 的项去掉（或把它们的 log 换成 0）"),
+        (expected * math.log(2), "单位应是比特（log₂），你的像是 nats（ln）"),
+        (-expected, "符号反了：熵是 −Σ p·log₂ p，是非负数"),
+    ])
+    batch = np.random.default_rng(4).dirichlet(np.ones(6), size=(2, 3))  # (2, 3, 6): any leading shape
+    compare(entropy_bits(batch), -(batch * np.log2(batch)).sum(axis=-1), "形状为 (2, 3, 6) 的 p 的熵")
+    return "通过：确定的分布熵为 0，均匀分布在 4 个候选上是 2 比特"
+
+
+EXERCISES = [
+    Exercise("1.1", "uniform_loss", "瞎猜的损失", 1, check_uniform_loss),
+    Exercise("1.2", "bigram_counts", "数出二元组", 1, check_bigram_counts),
+    Exercise("1.3", "bigram_probs", "平滑并归一化成概率", 2, check_bigram_probs),
+    Exercise("1.4", "average_nll", "平均交叉熵损失", 2, check_average_nll),
+    Exercise("1.5", "entropy_bits", "熵（比特）", 3, check_entropy_bits),
+]

@@ -1,0 +1,136 @@
+"""Checkers for lecture 03's exercises (tutorials/exercises/lecture03.py): softmax and attention.
+
+Expected values are computed in NumPy here, so no checker depends on the details of a minigrad op.
+Read next: lecture04.py.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import minigrad as mg
+from tutorials.exercises.grading import (
+    Exercise,
+    Wrong,
+    compare,
+    compare_number,
+    expect_gradcheck,
+    expect_tensor,
+    function_backward,
+    softmax,
+)
+
+TRANSPOSE_HINT = "分数是每个 query 与每个 key 的点积 q @ kᵀ（用 k.swapaxes(-1, -2) 交换 k 的最后两维）"
+
+
+def _tensor(a, requires_grad=False):
+    return mg.tensor(a, requires_grad=requires_grad, dtype="float64")
+
+
+def check_softmax(answer) -> str:
+    x = np.random.default_rng(0).standard_normal((2, 3, 5)) * 3
+    compare(expect_tensor(answer(_tensor(x)), "softmax 的结果"), softmax(x), "softmax(x)", suspects=[
+        (softmax(x, axis=0), "应沿最后一维（每一行）归一化，你的是沿第 0 维"),
+        (softmax(x, axis=1), "应沿最后一维（每一行）归一化，你的是沿第 1 维"),
+        (np.exp(x), "忘了除以每行的和：softmax 的每一行加起来应等于 1"),
+    ])
+    big = np.array([[1000.0, 1001.0, 1002.0], [-1000.0, 0.0, 1000.0]])
+    with np.errstate(over="ignore", invalid="ignore"):
+        naive = np.exp(big) / np.exp(big).sum(axis=-1, keepdims=True)  # what the unshifted formula gives
+    compare(answer(_tensor(big)), softmax(big), "输入含 ±1000 时的 softmax", suspects=[
+        (naive, "输入很大时出现了 nan：exp(1000) 溢出成 inf；先减去每行的最大值（softmax(x − c) = softmax(x)）"),
+    ])
+    expect_gradcheck(answer, [x[0, :2]], "softmax")
+    return "通过：减去最大值不改变结果，却让 exp 永远不会溢出"
+
+
+def check_softmax_backward(Softmax) -> str:
+    rng = np.random.default_rng(1)
+    x, gy = rng.standard_normal((3, 5)), rng.standard_normal((3, 5))
+    y = softmax(x)
+    (gx,) = function_backward(Softmax, [x], gy)
+    compare(gx, y * (gy - (gy * y).sum(axis=-1, keepdims=True)), "x 的梯度", suspects=[
+        (gy * y * (1 - y),
+         "只用了雅可比的对角线 y_i(1 − y_i)：每个输出都依赖整行输入，还要减去 y·Σ(gy·y) 里的非对角项"),
+        (y * (gy - (gy * y).sum(axis=0, keepdims=True)), "Σ gy·y 应沿 softmax 的那一维（最后一维）求和"),
+        (y * (gy - gy.sum(axis=-1, keepdims=True)), "求和的那一项是 Σ gy_i·y_i（加权和），不是 Σ gy_i"),
+        (gy * y, "只剩 gy·y：还要减去 y·Σ(gy·y)，因为 y 的分母里有所有的 x"),
+    ])
+    expect_gradcheck(lambda x: Softmax.apply(x), [x], "Softmax")
+    return "通过：dx = y ⊙ (gy − Σ gy⊙y)，不需要构造 V×V 的雅可比矩阵"
+
+
+def _attention(q, k, v, scale=None, axis=-1, mask=None):
+    scores = q @ np.swapaxes(k, -1, -2) / (math.sqrt(q.shape[-1]) if scale is None else scale)
+    if mask is not None:
+        scores = np.where(mask, -np.inf, scores)
+    return softmax(scores, axis=axis) @ v
+
+
+def _call(fn, q, k, v):
+    try:
+        return expect_tensor(fn(_tensor(q), _tensor(k), _tensor(v)), "结果")
+    except ValueError as error:  # minigrad's ShapeError: typically q @ k without the transpose
+        raise Wrong(f"矩阵乘法的形状对不上（{str(error).splitlines()[0]}）：{TRANSPOSE_HINT}") from error
+
+
+def check_attention(attention) -> str:
+    rng = np.random.default_rng(2)
+    for Tq, Tk, d, dv in ((5, 5, 8, 8), (3, 6, 8, 4)):
+        q, k, v = rng.standard_normal((2, Tq, d)), rng.standard_normal((2, Tk, d)), rng.standard_normal((2, Tk, dv))
+        compare(_call(attention, q, k, v), _attention(q, k, v), f"Tq = {Tq}、Tk = {Tk} 时的输出", suspects=[
+            (_attention(q, k, v, scale=1.0), f"少了除以 √d（这里 d = {d}）：不缩放，分数的尺度随维度增长"),
+            (_attention(q, k, v, scale=d), f"应除以 √d（= {math.sqrt(d):.3g}），你的像是除以了 d"),
+            (_attention(q, k, v, axis=-2), "softmax 应沿 key 那一维（最后一维）：每个 query 的权重加起来等于 1"),
+        ])
+    q, k, v = (rng.standard_normal((1, 3, 4)) for _ in range(3))
+    expect_gradcheck(attention, [q, k, v], "attention")
+    return "通过：和 F.scaled_dot_product_attention 算的是同一个东西"
+
+
+def check_causal_attention(causal_attention) -> str:
+    rng = np.random.default_rng(3)
+    T, d = 6, 8
+    q, k, v = (rng.standard_normal((2, T, d)) for _ in range(3))
+    future = np.triu(np.ones((T, T), dtype=bool), k=1)
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(d)
+    after_softmax = (softmax(scores) * ~future) @ v
+    diagonal_too = np.triu(np.ones((T, T), dtype=bool), k=0)
+    compare(_call(causal_attention, q, k, v), _attention(q, k, v, mask=future), "输出", suspects=[
+        (_attention(q, k, v, mask=diagonal_too),
+         "第 0 行全被遮住了（softmax 得 nan）：每个位置要能看见自己，只遮对角线以上（k=1）"),
+        (softmax(np.where(diagonal_too, -1e9, scores)) @ v,
+         "对角线也被遮住了：每个位置要能看见自己，只遮对角线以上（k=1）"),
+        (_attention(q, k, v, mask=np.tril(np.ones((T, T), dtype=bool), k=-1)),
+         "遮反了：要遮的是未来（j > i，对角线以上），你遮的是过去"),
+        (after_softmax, "要先遮再 softmax：在 softmax 之后清零，每行的权重加起来就不是 1 了"),
+        (_attention(q, k, v, scale=1.0, mask=future), f"少了除以 √d（这里 d = {d}）"),
+        (_attention(q, k, v), "没有遮住未来：位置 i 不应看见 j > i 的位置"),
+    ])
+    return "通过：改动后面的 token，前面位置的输出一点都不会变"
+
+
+def check_score_std(score_std) -> str:
+    for d_k in (4, 64, 1024):
+        compare_number(score_std(d_k, scaled=False), math.sqrt(d_k), f"d_k = {d_k} 时 q·k 的标准差", suspects=[
+            (float(d_k), f"你给的 {d_k} 是方差：d_k 个方差为 1 的独立项相加，方差是 d_k，标准差是它的平方根"),
+            (1.0, "不缩放时，点积是 d_k 项之和，尺度随 d_k 增长"),
+        ])
+        compare_number(score_std(d_k, scaled=True), 1.0, f"d_k = {d_k} 时 q·k/√d_k 的标准差", suspects=[
+            (1 / math.sqrt(d_k), "除以 √d_k 会把标准差 √d_k 除成 1"),
+        ])
+    rng = np.random.default_rng(4)
+    q, k = rng.standard_normal((2, 20000, 64))
+    measured = float((q * k).sum(axis=-1).std())
+    return f"通过：抽样 20000 次，d_k = 64 时 q·k 的标准差是 {measured:.2f}（√64 = 8）"
+
+
+EXERCISES = [
+    Exercise("3.1", "softmax", "数值稳定的 softmax", 1, check_softmax),
+    Exercise("3.2", "attention", "缩放点积注意力", 2, check_attention),
+    Exercise("3.3", "causal_attention", "因果注意力", 2, check_causal_attention),
+    Exercise("3.4", "score_std", "分数的标准差", 3, check_score_std),
+    Exercise("3.5", "Softmax", "softmax 的反向传播", 3, check_softmax_backward),
+]

@@ -1,0 +1,139 @@
+"""Checkers for lecture 05's exercises (tutorials/exercises/lecture05.py): the parts of a Transformer block.
+
+`mha` is the checkers' own multi-head causal self-attention in NumPy; tests/test_exercises.py holds it
+against minigpt's CausalSelfAttention on the same weights. Read next: lecture06.py.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import minigrad as mg
+from minigpt import GPTConfig
+from minigpt.model import Block
+from tutorials.exercises.grading import (
+    Exercise,
+    compare,
+    compare_number,
+    expect_gradcheck,
+    expect_tensor,
+    function_backward,
+    softmax,
+)
+
+
+def check_block_parameters(block_parameters) -> str:
+    for C in (8, 48, 96):
+        block = Block(GPTConfig(vocab_size=8, block_size=8, n_layer=1, n_head=4, n_embd=C), 0)
+        actual = sum(p.numel() for p in block.parameters())
+        compare_number(block_parameters(C), actual, f"n_embd = {C} 时一个 block 的参数个数", suspects=[
+            (12 * C * C, "只数了矩阵：还有 Linear 的偏置（9·C 个）和两个 LayerNorm 的 γ、β（4·C 个）"),
+            (12 * C * C + 9 * C, "漏了两个 LayerNorm 的 γ、β（共 4·C 个）"),
+            (12 * C * C + 4 * C, "漏了 Linear 的偏置：c_attn 3C、c_proj C、c_fc 4C、mlp.c_proj C，共 9·C 个"),
+            (4 * C * C + 4 * C, "只数了注意力：MLP 还有 C×4C 和 4C×C 两个矩阵"),
+            (8 * C * C + 5 * C, "只数了 MLP：注意力还有 c_attn（C×3C）和 c_proj（C×C）"),
+        ])
+    return f"通过：GPT-2 small（C = 768）每个 block 有 {12 * 768**2 + 13 * 768:,} 个参数，几乎全在 12C² 里"
+
+
+def _layer_norm(x, w, b, eps=1e-5, ddof=0, axis=-1, eps_inside=True):
+    mu = x.mean(axis=axis, keepdims=True)
+    var = x.var(axis=axis, keepdims=True, ddof=ddof)
+    scale = np.sqrt(var + eps) if eps_inside else np.sqrt(var) + eps
+    return (x - mu) / scale * w + b
+
+
+def check_layer_norm(layer_norm) -> str:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 6)) * 3 + 1
+    x[2] = 5 + 1e-3 * rng.standard_normal(6)  # a row of tiny variance: there eps matters
+    w, b = rng.standard_normal(6), rng.standard_normal(6)
+    tensors = [mg.tensor(a, dtype="float64") for a in (x, w, b)]
+    got = expect_tensor(layer_norm(*tensors), "layer_norm 的结果")
+    compare(got, _layer_norm(x, w, b), "输出", suspects=[
+        (_layer_norm(x, w, b, ddof=1), "方差应除以 n（有偏：mean((x − μ)²)），你的像是除以 n − 1"),
+        (_layer_norm(x, w, b, axis=0), "应在每个位置自己的特征上（最后一维）归一化；沿 batch 维归一化的是 BatchNorm"),
+        (_layer_norm(x, w, b, eps_inside=False), "eps 应加在方差上再开方：√(σ² + eps)，不是 √σ² + eps"),
+        (_layer_norm(x, 1.0, 0.0), "忘了乘 weight、加 bias"),
+        (_layer_norm(x, w, 0.0), "忘了加 bias"),
+    ])
+    expect_gradcheck(lambda x, w, b: layer_norm(x, w, b), [x[:2, :4], w[:4], b[:4]], "layer_norm")
+    return "通过：和 F.layer_norm 算的一样"
+
+
+def check_split_heads(split_heads) -> str:
+    B, T, C, nh = 2, 3, 8, 4
+    x = np.arange(B * T * C, dtype=np.float64).reshape(B, T, C)
+    expected = x.reshape(B, T, nh, C // nh).transpose(0, 2, 1, 3)
+    got = expect_tensor(split_heads(mg.tensor(x, dtype="float64"), nh), "split_heads 的结果")
+    compare(got, expected, "切开后的张量", suspects=[
+        (x.reshape(B, nh, T, C // nh), "元素分错了头：直接 reshape 成 (B, nh, T, hs) 会把不同位置的通道混在一起；"
+                                       "先 reshape 成 (B, T, nh, hs)，再交换第 1、2 维"),
+        (x.reshape(B, T, nh, C // nh), "形状应为 (B, nh, T, hs)：reshape 成 (B, T, nh, hs) 之后还要交换第 1、2 维"),
+    ])
+    return "通过：头成了一个批量维度，所有头可以一次矩阵乘法算完"
+
+
+def mha(x, w_attn, b_attn, w_proj, b_proj, n_head, causal=True, scale="hs", heads="split", project=True):
+    """Multi-head causal self-attention in NumPy; the keywords give the typical mistakes' results."""
+    B, T, C = x.shape
+    nh = 1 if heads == "one" else n_head
+    hs = C // nh
+    qkv = x @ w_attn.T + b_attn  # (B, T, 3C)
+
+    def split(a):  # (B, T, C) -> (B, nh, T, hs)
+        return a.reshape(B, nh, T, hs) if heads == "reshape" else a.reshape(B, T, nh, hs).transpose(0, 2, 1, 3)
+
+    q, k, v = (split(qkv[..., i * C:(i + 1) * C]) for i in range(3))
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(hs if scale == "hs" else C)
+    if causal:
+        scores = np.where(np.triu(np.ones((T, T), dtype=bool), k=1), -np.inf, scores)
+    y = softmax(scores) @ v  # (B, nh, T, hs)
+    y = y.reshape(B, T, C) if heads == "reshape" else y.transpose(0, 2, 1, 3).reshape(B, T, C)
+    return y @ w_proj.T + b_proj if project else y
+
+
+def check_causal_self_attention(causal_self_attention) -> str:
+    rng = np.random.default_rng(1)
+    B, T, C, nh = 2, 5, 8, 2
+    arrays = [rng.standard_normal(s) * 0.5 for s in ((B, T, C), (3 * C, C), (3 * C,), (C, C), (C,))]
+    got = expect_tensor(causal_self_attention(*[mg.tensor(a, dtype="float64") for a in arrays], nh), "结果")
+    compare(got, mha(*arrays, nh), "输出", suspects=[
+        (mha(*arrays, nh, causal=False), "没有因果遮罩：位置 i 不应看见 j > i 的位置"),
+        (mha(*arrays, nh, heads="one"), f"看起来只用了一个头：把 C = {C} 个通道切成 n_head = {nh} 份，各做一遍注意力"),
+        (mha(*arrays, nh, scale="C"), f"缩放应除以 √hs（每个头的维度，这里 {C // nh}），你的像是除以 √C"),
+        (mha(*arrays, nh, project=False), "忘了最后的输出投影 c_proj"),
+        (mha(*arrays, nh, heads="reshape"),
+         "切头的方法不对：先 reshape 成 (B, T, nh, hs) 再交换第 1、2 维（拼回时反过来）"),
+    ])
+    return "通过：和 minigpt 的 CausalSelfAttention 在同样的权重上算出的完全一样"
+
+
+def check_layer_norm_backward(LayerNorm) -> str:
+    rng = np.random.default_rng(2)
+    x, gy = rng.standard_normal((3, 6)) * 2 + 1, rng.standard_normal((3, 6))
+    centred = x - x.mean(axis=-1, keepdims=True)
+    rstd = 1 / np.sqrt((centred**2).mean(axis=-1, keepdims=True) + 1e-5)
+    xhat = centred * rstd
+    mean_gy, mean_gy_xhat = gy.mean(axis=-1, keepdims=True), (gy * xhat).mean(axis=-1, keepdims=True)
+    (gx,) = function_backward(LayerNorm, [x], gy)
+    compare(gx, rstd * (gy - mean_gy - xhat * mean_gy_xhat), "x 的梯度", suspects=[
+        (gy * rstd, "只算了“除以 σ”这一条路：μ 和 σ 也依赖 x，还要减去 mean(gy) 和 x̂·mean(gy·x̂)"),
+        (rstd * (gy - mean_gy), "漏了 σ 依赖 x 的那一项：−x̂·mean(gy·x̂)"),
+        (rstd * (gy - xhat * mean_gy_xhat), "漏了 μ 依赖 x 的那一项：−mean(gy)"),
+        (rstd * (gy - gy.sum(-1, keepdims=True) - xhat * (gy * xhat).sum(-1, keepdims=True)),
+         "两项应是平均（mean），不是求和：μ 和 σ² 都是对 C 个元素取平均"),
+    ])
+    expect_gradcheck(lambda x: LayerNorm.apply(x), [x], "LayerNorm")
+    return "通过：gx 的每一行加起来是 0，和 x̂ 的点积也是 0——归一化把这两个方向“抹掉”了"
+
+
+EXERCISES = [
+    Exercise("5.1", "block_parameters", "一个 block 的参数个数", 2, check_block_parameters),
+    Exercise("5.2", "layer_norm", "LayerNorm 的前向", 1, check_layer_norm),
+    Exercise("5.3", "split_heads", "把通道切成几个头", 2, check_split_heads),
+    Exercise("5.4", "causal_self_attention", "手写多头因果自注意力", 3, check_causal_self_attention),
+    Exercise("5.5", "LayerNorm", "LayerNorm 的反向传播", 3, check_layer_norm_backward),
+]

@@ -1,0 +1,181 @@
+"""Checkers for lecture 06's exercises (tutorials/exercises/lecture06.py): batches, sampling, the KV cache.
+
+The sampling checkers draw a few thousand tokens and compare the frequencies with the distribution that
+minigpt.sampling would draw from. Read next: lecture07.py.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from minigpt.sampling import top_k_filter, top_p_filter
+from tutorials.exercises.grading import Exercise, Wrong, as_array, compare, compare_number, number, softmax
+
+LOGITS = np.array([0.5, 2.0, -1.5, 1.0, 0.0, -0.5])  # not sorted: the learner's code must sort
+
+
+def check_make_batch(make_batch) -> str:
+    data = np.arange(100, 140)
+    starts, T = np.array([0, 7, 30]), 5
+    result = make_batch(data, starts, T)
+    if not isinstance(result, tuple) or len(result) != 2:
+        raise Wrong("应返回两个数组组成的元组 (x, y)")
+    x, y = result
+    expected_x = np.stack([data[s : s + T] for s in starts])
+    expected_y = expected_x + 1  # data[i] = 100 + i, so the next token is one more
+    compare(x, expected_x, "x", suspects=[(expected_y, "x 和 y 反了：x 从 data[s] 开始，y 从 data[s + 1] 开始")])
+    compare(y, expected_y, "y", suspects=[
+        (expected_x, "y 应比 x 往后错一位：y[t] 是 x[t] 之后的那个 token"),
+        (expected_x - 1, "错位的方向反了：y 从 data[s + 1] 开始，不是 data[s − 1]"),
+    ])
+    return f"通过：一批 {len(starts)} 段、每段 {T} 个 token，就是 {len(starts) * T} 道“猜下一个”的题"
+
+
+def check_first_order_decrease(first_order_decrease) -> str:
+    rng = np.random.default_rng(0)
+    grads = [rng.standard_normal((3, 4)), rng.standard_normal(5), rng.standard_normal((2, 2, 2))]
+    lr = 0.01
+    squared = sum(float((g**2).sum()) for g in grads)
+    compare_number(first_order_decrease(lr, [g.copy() for g in grads]), lr * squared, "预计的下降量", suspects=[
+        (lr * math.sqrt(squared), "应是梯度范数的平方：ΔL ≈ g·Δθ = g·(lr·g) = lr·‖g‖²"),
+        (squared, "漏了学习率：每个参数只走了 lr·g 那么远"),
+        (lr * sum(float(np.sqrt((g**2).sum())) for g in grads),
+         "要先把所有参数的梯度平方加起来：lr·Σ‖g‖²，不是各个范数之和"),
+        (-lr * squared, "问的是下降量（正数）：损失变化是 −lr·‖g‖²，下降了 lr·‖g‖²"),
+    ])
+    return "通过：学习率小时，这个直线估计和真实的下降量对得上（讲义第 1 节）"
+
+
+def _top_k(logits, k):
+    return softmax(top_k_filter(logits[None].astype(np.float64), k))[0]
+
+
+def _top_p(logits, p):
+    return softmax(top_p_filter(logits[None].astype(np.float64), p))[0]
+
+
+def check_top_k_probs(top_k_probs) -> str:
+    for k in (3, 1, 10):
+        expected = _top_k(LOGITS, k)
+        kept = expected > 0
+        smallest = np.zeros_like(expected)
+        smallest[np.argsort(LOGITS)[:k]] = softmax(LOGITS[np.argsort(LOGITS)[:k]])
+        compare(top_k_probs(LOGITS.copy(), k), expected, f"k = {k} 时的概率", suspects=[
+            (softmax(LOGITS) * kept, "留下的 k 个概率要重新归一化，让它们加起来等于 1"),
+            (smallest, "留下的应是 logits 最大的 k 个，你的是最小的 k 个"),
+            (_top_k(LOGITS, k + 1), f"应留下 k = {k} 个候选，你留下了 {k + 1} 个"),
+            (_top_k(LOGITS, max(k - 1, 1)), f"应留下 k = {k} 个候选，你少留了一个"),
+        ])
+    return "通过：不管分布尖还是平，top-k 总留 k 个"
+
+
+def check_top_p_probs(top_p_probs) -> str:
+    probs = np.array([0.2, 0.4, 0.1, 0.3])  # sorted: 0.4, 0.3, 0.2, 0.1
+    logits = np.log(probs)
+    for p, kept in ((0.6, [1, 3]), (0.75, [1, 3, 0]), (0.05, [1]), (1.0, [0, 1, 2, 3])):
+        expected = _top_p(logits, p)
+        mask = np.zeros(4, dtype=bool)
+        mask[kept] = True
+        order = np.argsort(-probs)
+        inside = order[np.cumsum(probs[order]) <= p + 1e-12]
+        strict = np.zeros(4)
+        strict[inside] = probs[inside] / probs[inside].sum() if len(inside) else 0
+        first_ones = np.zeros(4)
+        head = np.cumsum(probs) - probs < p  # in vocabulary order, without sorting
+        first_ones[head] = probs[head] / probs[head].sum()
+        compare(top_p_probs(logits.copy(), p), expected, f"p = {p} 时的概率", suspects=[
+            (strict, "跨过 p 的那个候选也要留下：保留到累计概率第一次 ≥ p 为止（最可能的那个总会留下）"),
+            (probs * mask, "留下的概率要重新归一化，让它们加起来等于 1"),
+            (first_ones, "要先按概率从大到小排序，再累加"),
+        ])
+    return "通过：分布尖时 top-p 只留一两个，分布平时留一大把"
+
+
+def _frequencies(sample_next, logits, settings, draws, seed):
+    rng = np.random.default_rng(seed)
+    counts = np.zeros(len(logits))
+    for _ in range(draws):
+        token = sample_next(logits.copy(), rng, **settings)
+        is_index = isinstance(token, (int, np.integer)) and not isinstance(token, (bool, np.bool_))
+        if not is_index or not 0 <= token < len(logits):
+            raise Wrong(f"应返回一个候选的下标（0 到 {len(logits) - 1} 的整数），你返回的是 {token!r}")
+        counts[token] += 1
+    return counts / draws
+
+
+def check_sample_next(sample_next) -> str:
+    for logits in (LOGITS, LOGITS[::-1].copy()):
+        got = sample_next(logits.copy(), np.random.default_rng(0), temperature=0.0)
+        if got != int(np.argmax(logits)):
+            raise Wrong(f"temperature = 0 时应直接返回最大的那个（第 {int(np.argmax(logits))} 个），你的是 {got}")
+    draws, tolerance = 1500, 0.06  # the standard error of a frequency is at most 0.013 here: 4.6 of them
+    settings_list = [dict(temperature=1.0), dict(temperature=0.5), dict(temperature=2.0), dict(top_k=3),
+                     dict(top_p=0.8), dict(temperature=0.7, top_k=4, top_p=0.9)]
+    for seed, settings in enumerate(settings_list):
+        t = settings.get("temperature", 1.0)
+        filtered = LOGITS[None] / t
+        if "top_k" in settings:
+            filtered = top_k_filter(filtered, settings["top_k"])
+        if "top_p" in settings:
+            filtered = top_p_filter(filtered, settings["top_p"])
+        expected = softmax(filtered)[0]
+        freq = _frequencies(sample_next, LOGITS, settings, draws, seed)
+        shown = ", ".join(f"{k}={v}" for k, v in settings.items())
+        banned = np.flatnonzero((expected == 0) & (freq > 0))
+        if len(banned):
+            raise Wrong(f"{shown}：抽到了第 {banned[0]} 个候选，它已被筛掉，概率应为 0")
+        if np.abs(freq - expected).max() <= tolerance:
+            continue
+        mistakes = [(softmax(LOGITS * t), "logits 应除以温度，不是乘以温度"),
+                    (np.eye(len(LOGITS))[np.argmax(LOGITS)],
+                     "每次都选了最可能的那个：要按概率随机抽（例如 rng.choice(V, p=probs)）"),
+                    (softmax(LOGITS), "温度 / top-k / top-p 没有起作用：抽样前要先调整分布"),
+                    (np.full(len(LOGITS), 1 / len(LOGITS)), "每个候选抽到的次数差不多：要按概率抽，而不是均匀地抽")]
+        for alternative, hint in mistakes:
+            if np.abs(freq - alternative).max() <= tolerance:
+                raise Wrong(f"{shown}：{hint}")
+        worst = int(np.argmax(np.abs(freq - expected)))
+        raise Wrong(f"{shown}：第 {worst} 个候选的频率应约为 {number(expected[worst], 3)}，你抽了 {draws} 次，"
+                    f"频率是 {number(freq[worst], 3)}")
+    return f"通过：{len(settings_list)} 种设置下各抽 {draws} 次，频率都符合应有的分布"
+
+
+def check_cached_attention_step(cached_attention_step) -> str:
+    rng = np.random.default_rng(1)
+    T, d, prefix = 7, 4, 2
+    q, k, v = (rng.standard_normal((T, d)) for _ in range(3))
+
+    def causal_rows(scale=None, see_self=True, only_self=False):
+        scores = q @ k.T / (math.sqrt(d) if scale is None else scale)
+        scores = np.where(np.triu(np.ones((T, T), dtype=bool), k=0 if not see_self else 1), -np.inf, scores)
+        if only_self:
+            return v[prefix:]
+        return (softmax(scores) @ v)[prefix:]
+
+    cache = {"k": list(k[:prefix]), "v": list(v[:prefix])}  # as if the prompt had been run already
+    outputs = []
+    for t in range(prefix, T):
+        outputs.append(as_array(cached_attention_step(q[t], k[t], v[t], cache), f"第 {t} 步的输出"))
+    stale = np.stack([softmax(np.concatenate([k[:prefix], k[t:t + 1]]) @ q[t] / math.sqrt(d))
+                      @ np.concatenate([v[:prefix], v[t:t + 1]]) for t in range(prefix, T)])
+    compare(np.stack(outputs), causal_rows(), f"第 {prefix}..{T - 1} 步的输出", suspects=[
+        (causal_rows(see_self=False), "新 token 的 query 也要看见自己：先把新的 k、v 追加进缓存，再算注意力"),
+        (causal_rows(scale=1.0), f"少了除以 √d（这里 d = {d}）"),
+        (causal_rows(only_self=True), "只看了新 token 自己：要对缓存里所有的 key 做注意力"),
+        (stale, "新的 k、v 没有留在缓存里：下一步的 token 要能看见这一步的 token"),
+    ])
+    if len(cache["k"]) != T or len(cache["v"]) != T:
+        raise Wrong(f"{T} 步之后缓存里应有 {T} 个 key 和 value，你的是 {len(cache['k'])} 个和 {len(cache['v'])} 个")
+    return "通过：逐个 token 用缓存算出的输出，和每步重算整段完全一样，而每步只算一个新位置"
+
+
+EXERCISES = [
+    Exercise("6.1", "make_batch", "一批训练数据", 1, check_make_batch),
+    Exercise("6.2", "first_order_decrease", "一步梯度下降的一阶估计", 2, check_first_order_decrease),
+    Exercise("6.3", "top_k_probs", "top-k", 2, check_top_k_probs),
+    Exercise("6.4", "top_p_probs", "top-p（nucleus）", 2, check_top_p_probs),
+    Exercise("6.5", "sample_next", "按温度、top-k、top-p 抽样", 2, check_sample_next),
+    Exercise("6.6", "cached_attention_step", "KV cache 的一步", 3, check_cached_attention_step),
+]

@@ -1,0 +1,112 @@
+"""Checkers for lecture 07's exercises (tutorials/exercises/lecture07.py): the whole model, end to end.
+
+Read next: ../grading.py, or the tests that hold every checker to its solution (tests/test_exercises.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import minigrad as mg
+from minigpt import GPT, GPTConfig
+from tutorials.exercises.grading import Exercise, Wrong, as_array, compare, compare_number
+
+MATCH = {
+    "tanh RNN 的梯度每往回传一步就缩小一截": ("门控（GRU）", "02 讲 §3"),
+    "维度一大，softmax 变成非 0 即 1，梯度传不回去": ("除以 √d_k", "03 讲 §3"),
+    "“狗咬人”和“人咬狗”经过自注意力得到同一组向量": ("位置编码", "04 讲 §1–2"),
+    "一套注意力只学得出一种匹配方式": ("多头注意力", "05 讲 §1–2"),
+    "叠了 20 层之后，梯度传不到第一层": ("残差连接", "05 讲 §3"),
+    "残差流的数值随深度越滚越大": ("LayerNorm", "05 讲 §4"),
+    "整句并行训练时，前面的位置偷看了后面的字": ("因果遮罩", "06 讲 §3"),
+    "逐字生成时，每一步都把整段前文重算一遍": ("KV cache", "06 讲 §6"),
+}
+
+
+def check_match(match) -> str:
+    if not isinstance(match, dict):
+        raise Wrong(f"答案应是一个字典（问题 → 补法），你的是 {type(match).__name__}")
+    choices = {name for name, _ in MATCH.values()}
+    if all(match.get(problem) is None for problem in MATCH):
+        raise NotImplementedError("还没填：把 MATCH 里的每个 None 换成 CHOICES 里的一个名字")
+    for problem, (name, where) in MATCH.items():
+        given = match.get(problem)
+        if given is None:
+            raise Wrong(f"“{problem}”还没填")
+        if given not in choices:
+            raise Wrong(f"“{given}”不在 CHOICES 里：请照抄其中一个名字")
+        if given != name:
+            raise Wrong(f"“{problem}”：不是“{given}”——回看第 {where}")
+    return "通过：每一行都是“先撞上毛病，再有补法，最后才有名字”"
+
+
+def _tiny_gpt(block_size=8):
+    model = GPT(GPTConfig(vocab_size=11, block_size=block_size, n_layer=1, n_head=2, n_embd=16))
+    rng = np.random.default_rng(0)  # large random weights (not the global seed): varied, decisive argmaxes
+    for p in model.parameters():
+        p.data[...] = rng.standard_normal(p.shape) * 0.5
+    return model
+
+
+@mg.no_grad()
+def _first_position(model, ids, n):  # the mistake of reading the first position's logits
+    for _ in range(n):
+        logits, _ = model(ids[:, -model.config.block_size:])
+        ids = np.concatenate([ids, logits.numpy()[:, 0, :].argmax(-1)[:, None]], axis=1)
+    return ids
+
+
+def check_greedy_generate(greedy_generate) -> str:
+    model = _tiny_gpt()
+    prompt = np.array([[1, 2, 3, 4, 5], [6, 7, 8, 9, 10]])
+    n = 10  # 5 + 10 > block_size 8: the context must be cropped
+    expected = model.generate(prompt, n, temperature=0.0, use_cache=False)
+    try:
+        got = greedy_generate(model, prompt.copy(), n)
+    except ValueError as error:
+        if "block_size" in str(error):
+            hint = "上下文超过 block_size 时，只能喂给模型最后 block_size 个 token：ids[:, -block_size:]"
+            raise Wrong(hint) from error
+        raise
+    got = as_array(got, "结果")
+    compare(got, expected, "生成的 id", suspects=[
+        (expected[:, prompt.shape[1]:], "应返回提示加上新 token（形状 (B, T0 + n)），你只返回了新 token"),
+        (_first_position(model, prompt, n), "要用最后一个位置的 logits 猜下一个 token：logits[:, -1, :]"),
+    ])
+    return "通过：和 model.generate(ids, n, temperature=0) 生成的一模一样"
+
+
+def check_kv_cache_floats(kv_cache_floats) -> str:
+    for L, C, T, B in ((2, 64, 100, 1), (12, 768, 1024, 4)):
+        expected = 2 * L * C * T * B
+        what = f"{L} 层、n_embd = {C}、T = {T}、batch = {B} 时"
+        compare_number(kv_cache_floats(L, C, T, B), expected, what, suspects=[
+            (L * C * T * B, "K 和 V 各存一份：要乘 2"),
+            (2 * C * T * B, "每一层都有自己的 K 和 V：要乘层数"),
+            (2 * L * C * T, "batch 里每条序列各有一份：要乘 batch"),
+        ])
+    mib = 2 * 12 * 768 * 1024 * 4 / 2**20
+    return f"通过：GPT-2 small 的 1024 个 token，用 float32 存要 {mib:.0f} MiB，每条序列一份"
+
+
+def check_gpt_parameters(gpt_parameters) -> str:
+    for V, block, L, C in ((65, 64, 2, 32), (11, 8, 3, 16)):
+        actual = sum(p.numel() for p in GPT(GPTConfig(vocab_size=V, block_size=block, n_layer=L, n_head=4,
+                                                      n_embd=C)).parameters())
+        compare_number(gpt_parameters(V, block, L, C), actual, f"V = {V}、block_size = {block}、{L} 层、C = {C} 的 GPT",
+                       suspects=[
+                           (actual + V * C,
+                            "多算了 V·C：输出层 lm_head 和词向量表 wte 是同一个矩阵（tie_weights），只算一次"),
+                           (actual - block * C, "漏了可学习的位置表 wpe（block_size × C）"),
+                           (actual - 2 * C, "漏了最后的 LayerNorm ln_f（2·C）"),
+                       ])
+    gpt2 = 50257 * 768 + 1024 * 768 + 12 * (12 * 768**2 + 13 * 768) + 2 * 768
+    return f"通过：GPT-2 small（V = 50257、12 层、C = 768）按这个公式是 {gpt2:,} 个参数"
+
+
+EXERCISES = [
+    Exercise("7.1", "MATCH", "配对：毛病 → 补法", 1, check_match),
+    Exercise("7.2", "greedy_generate", "贪心生成", 2, check_greedy_generate),
+    Exercise("7.3", "kv_cache_floats", "KV cache 有多大", 2, check_kv_cache_floats),
+    Exercise("7.4", "gpt_parameters", "整个 GPT 有多少参数", 3, check_gpt_parameters),
+]

@@ -1,0 +1,192 @@
+"""How an exercise is checked: the `Exercise` record, the checkers' comparison helpers, and `grade`.
+
+A checker is a function that takes the learner's answer (a function, a class or a value) and either
+returns (passed; optionally with a one-line remark) or raises `Wrong` with one line of Chinese that says
+what is wrong: which element, the expected and the actual value, or, when the answer matches a typical
+mistake (a forgotten transpose, a missing 1/sqrt(d), the wrong axis...), a hint that names it.
+Read next: checks/lecture00.py, the first lecture's checkers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import minigrad as mg
+
+LEVELS = {1: "★", 2: "★★", 3: "★★★"}  # retype and run; write it yourself; derive, then write
+
+
+class Wrong(Exception):
+    """A checker's verdict on a wrong answer: one line saying what is wrong."""
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise: `number` like "3.2", `name` the function/class/constant the learner defines."""
+
+    number: str
+    name: str
+    title: str
+    level: int
+    check: Callable[[Any], str | None]
+
+
+@dataclass(frozen=True)
+class Result:
+    """The outcome of checking one answer: status is "pass", "wrong", "blank" or "error"."""
+
+    exercise: Exercise
+    status: str
+    message: str
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+
+def one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def grade(exercise: Exercise, answer: Any) -> Result:
+    """Run one checker on one answer; never raises, whatever the answer does."""
+    if answer is None:
+        return Result(exercise, "blank", "还没填：把 None 换成你的答案")
+    try:
+        with np.errstate(all="ignore"):  # a wrong answer may overflow; the verdict says so in words
+            remark = exercise.check(answer)
+    except NotImplementedError as blank:
+        return Result(exercise, "blank", one_line(blank) or "还没写：把 raise NotImplementedError 换成你的代码")
+    except Wrong as verdict:
+        return Result(exercise, "wrong", one_line(verdict))
+    # The learner's code may fail in any way at all; report it in one line instead of stopping the check.
+    except Exception as error:
+        return Result(exercise, "error", one_line(f"运行出错：{type(error).__name__}: {error}"))
+    return Result(exercise, "pass", one_line(remark or "通过"))
+
+
+# --------------------------------------------------------------------------------------------------
+# Helpers for the checkers
+
+
+def where(index: tuple[int, ...]) -> str:
+    """How an element is named in a message: 第 3 个 for a vector, 第 (0, 2) 个 for a matrix."""
+    index = tuple(int(i) for i in index)
+    if not index:
+        return ""
+    return f"第 {index[0]} 个元素" if len(index) == 1 else f"第 {index} 个元素"
+
+
+def number(x: float, digits: int = 7) -> str:
+    return f"{float(x):.{digits}g}"
+
+
+def as_array(x: Any, what: str) -> np.ndarray:
+    """A NumPy float64 array from a Tensor, an array, a list or a number; Wrong for anything else."""
+    if isinstance(x, mg.Tensor):
+        return x.numpy().astype(np.float64)
+    if isinstance(x, (np.ndarray, np.generic, list, tuple, int, float)) and not isinstance(x, bool):
+        try:
+            return np.asarray(x, dtype=np.float64)
+        except (TypeError, ValueError):
+            pass
+    raise Wrong(f"{what}应是数组、数或 mg.Tensor，你的是 {type(x).__name__}")
+
+
+def expect_tensor(x: Any, what: str) -> mg.Tensor:
+    """Wrong unless x is a minigrad Tensor (so that gradients can flow back through it)."""
+    if not isinstance(x, mg.Tensor):
+        raise Wrong(f"{what}应是 mg.Tensor（用 minigrad 的运算写，梯度才能传回去），你的是 {type(x).__name__}")
+    return x
+
+
+def compare(
+    got: Any,
+    expected: Any,
+    what: str,
+    suspects: Sequence[tuple[Any, str]] = (),
+    atol: float = 1e-6,
+    rtol: float = 1e-5,
+) -> None:
+    """Wrong unless `got` is close to `expected`; name a typical mistake when `got` matches one of `suspects`.
+
+    `suspects` are (what that mistake would have given, the hint for it). The message otherwise names the
+    worst element with both values.
+    """
+    got = as_array(got, what)
+    expected = np.asarray(expected, dtype=np.float64)
+
+    def matches(candidate: Any) -> bool:
+        candidate = np.asarray(candidate, dtype=np.float64)
+        return candidate.shape == got.shape and np.allclose(got, candidate, atol=atol, rtol=rtol, equal_nan=True)
+
+    if got.shape == expected.shape and np.all(np.isfinite(got)) and np.allclose(got, expected, atol=atol, rtol=rtol):
+        return
+    for candidate, hint in suspects:
+        if matches(candidate):
+            raise Wrong(hint)
+    if got.shape != expected.shape:
+        raise Wrong(f"{what}的形状应为 {expected.shape}，你的是 {got.shape}")
+    if not np.all(np.isfinite(got)):
+        index = np.unravel_index(np.argmax(~np.isfinite(got)), got.shape)
+        raise Wrong(f"{what}{where(index)}是 {got[index]}，应为 {number(expected[index])}")
+    index = np.unravel_index(np.argmax(np.abs(got - expected) - rtol * np.abs(expected)), got.shape)
+    raise Wrong(f"{what}{where(index)}应为 {number(expected[index])}，你的是 {number(got[index])}")
+
+
+def compare_number(got: Any, expected: float, what: str, suspects: Sequence[tuple[float, str]] = (),
+                   rtol: float = 1e-6) -> None:
+    """Wrong unless the number `got` is within rtol of `expected` (a numeric-answer question)."""
+    if isinstance(got, bool) or not isinstance(got, (int, float, np.integer, np.floating)):
+        raise Wrong(f"{what}应是一个数，你的是 {type(got).__name__}")
+    if np.isclose(float(got), expected, rtol=rtol, atol=0.0):
+        return
+    for candidate, hint in suspects:
+        if np.isclose(float(got), candidate, rtol=rtol, atol=0.0):
+            raise Wrong(hint)
+    raise Wrong(f"{what}应为 {number(expected, 10)}，你的是 {number(got, 10)}")
+
+
+def function_backward(op_class: Any, arrays: Sequence[np.ndarray], gy: np.ndarray) -> list[np.ndarray]:
+    """Run the learner's mg.Function subclass on arrays: forward, then backward(gy); one gradient per input."""
+    if not (isinstance(op_class, type) and issubclass(op_class, mg.Function)):
+        raise Wrong(f"答案应是 mg.Function 的子类，你的是 {type(op_class).__name__}")
+    op = op_class()
+    op.forward(*[np.array(a) for a in arrays])  # copies: an op that writes into its inputs cannot hide it
+    gxs = op.backward(np.array(gy))
+    if len(arrays) == 1 and not isinstance(gxs, tuple):
+        gxs = (gxs,)
+    if not isinstance(gxs, tuple) or len(gxs) != len(arrays):
+        got = f"{len(gxs)} 个元素的元组" if isinstance(gxs, tuple) else type(gxs).__name__
+        raise Wrong(f"backward 应返回一个元组，每个输入一个梯度（共 {len(arrays)} 个），你返回的是 {got}")
+    return [as_array(g, f"第 {i} 个输入的梯度") for i, g in enumerate(gxs)]
+
+
+def backward_grads(fn: Callable[..., Any], arrays: Sequence[np.ndarray], upstream: np.ndarray) -> list[np.ndarray]:
+    """The gradients of sum(upstream * fn(*inputs)) with respect to each input, through minigrad's backward."""
+    inputs = [mg.tensor(a, requires_grad=True, dtype="float64") for a in arrays]
+    y = expect_tensor(fn(*inputs), "输出")
+    if y.shape != upstream.shape:
+        raise Wrong(f"输出的形状应为 {upstream.shape}，你的是 {y.shape}")
+    y.backward(upstream)
+    return [np.zeros(a.shape) if x.grad is None else x.grad.numpy() for a, x in zip(arrays, inputs)]
+
+
+def expect_gradcheck(fn: Callable[..., Any], arrays: Sequence[np.ndarray], what: str) -> None:
+    """Wrong unless mg.gradcheck (central differences in float64) agrees with fn's backward."""
+    inputs = [mg.tensor(a, requires_grad=True, dtype="float64") for a in arrays]
+    try:
+        mg.gradcheck(fn, inputs)
+    except mg.GradcheckError as error:
+        raise Wrong(f"mg.gradcheck 没有通过（{what}）：{error}") from error
+
+
+def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """The checkers' own softmax, in NumPy (-inf entries get probability 0)."""
+    with np.errstate(invalid="ignore"):  # a row that is all -inf gives nan, as the learner's would
+        e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+        return e / e.sum(axis=axis, keepdims=True)

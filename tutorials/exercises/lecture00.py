@@ -1,0 +1,74 @@
+"""第 00 讲练习：反向传播从零开始。
+
+把每个 `raise NotImplementedError` 换成你的代码，然后检查：
+
+    python -m tutorials.exercises check 00          # 终端里，任意目录
+    from tutorials.exercises import check; check("00")   # Notebook 里
+
+检查器会告诉你哪一题对了；错了的话，用一句话说出错在哪（哪个元素、应为多少、你的是多少，或者一个提示）。
+难度：★ 照着讲义写一遍；★★ 自己动手写；★★★ 先推导，再实现。
+参考答案在 `tutorials/solutions/lecture00.py`——先自己做，卡住了再看。
+"""
+
+import numpy as np
+
+import minigrad as mg
+
+
+# 练习 0.1 ★ 中心差分
+# 用中心差分估计 f 在 x 处的导数：(f(x + h) - f(x - h)) / (2h)。
+# 讲义第 1 节画过它和前向差分的误差曲线：同样的 h，中心差分准得多。
+def central_difference(f, x: float, h: float = 1e-5) -> float:
+    raise NotImplementedError
+
+
+# 练习 0.2 ★ 乘法的反向传播
+# minigrad 里一个运算就是一个 mg.Function 子类：forward 和 backward 并排写，都在 NumPy 数组上计算。
+# 前向已经写好了。补上 backward：收到输出的梯度 gy，返回两个输入各自的梯度，写成元组 (ga, gb)。
+# 提示：z = a * b，∂z/∂a = b，∂z/∂b = a；别忘了链式法则要乘上 gy。
+# 写好后检查器会用 mg.gradcheck（中心差分）核对，也会试 a、b 形状不同（广播）的情况。
+class Mul(mg.Function):
+    """z = a * b (elementwise)."""
+
+    def forward(self, a, b):
+        self.a, self.b = a, b  # save exactly what backward needs
+        return a * b
+
+    def backward(self, gy):
+        raise NotImplementedError
+
+
+# 练习 0.3 ★★ tanh 的反向传播
+# 前向把输出 y = tanh(x) 存在 self.y 上。用 y（而不是 x）写出 backward。
+class Tanh(mg.Function):
+    """y = tanh(x)."""
+
+    def forward(self, x):
+        self.y = np.tanh(x)
+        return self.y
+
+    def backward(self, gy):
+        raise NotImplementedError
+
+
+# 练习 0.4 ★★ sum_to：广播的反面
+# 前向时，形状为 `shape` 的输入被广播成了 g 的形状；反向时，每份“拷贝”都收到一份梯度，要加回去。
+# 返回把 g 求和回 `shape` 的数组。两种情况都要处理：
+#   - g 比 shape 多出来的前导轴（例如 (4, 3) -> (3,)）：对这些轴求和；
+#   - shape 里大小为 1、g 里更大的轴（例如 (2, 3, 4) -> (3, 1) 的最后一轴）：求和并保留这一轴。
+# 不要原地修改 g。（minigrad 自己的版本在 minigrad/autograd.py，先别看。）
+def sum_to(g: np.ndarray, shape: tuple) -> np.ndarray:
+    raise NotImplementedError
+
+
+# 练习 0.5 ★★★ 除法的反向传播
+# z = a / b。先自己推出 ∂z/∂a 和 ∂z/∂b，再写 backward，返回 (ga, gb)。
+class Div(mg.Function):
+    """z = a / b (elementwise)."""
+
+    def forward(self, a, b):
+        self.a, self.b = a, b
+        return a / b
+
+    def backward(self, gy):
+        raise NotImplementedError

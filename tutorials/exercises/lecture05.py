@@ -1,0 +1,64 @@
+"""第 05 讲练习：多头注意力与 Transformer Block。
+
+把每个 `raise NotImplementedError` 换成你的代码，然后检查：
+
+    python -m tutorials.exercises check 05
+    from tutorials.exercises import check; check("05")   # Notebook 里
+
+5.2–5.4 用 minigrad 的张量运算写。方差请用均值写出来：((x − μ)²).mean(...)（Tensor.var 的默认值将随 PyTorch
+改成无偏估计）；交换两维用 `swapaxes`。nn.Linear 的权重形状是 (out, in)，y = x @ Wᵀ + b（也可以用 F.linear）。
+参考答案在 `tutorials/solutions/lecture05.py`——先自己做。
+"""
+
+import numpy as np
+
+import minigrad as mg
+
+
+# 练习 5.1 ★★ 一个 block 有多少参数（填数题，写成函数）
+# minigpt 的 Block（默认带偏置）：ln_1、attn（c_attn: C → 3C，c_proj: C → C）、ln_2、
+# mlp（c_fc: C → 4C，c_proj: 4C → C）。
+# 每个 Linear 有权重和偏置，每个 LayerNorm 有 weight（γ）和 bias（β）各 C 个。返回参数总数，写成 n_embd 的公式。
+def block_parameters(n_embd: int) -> int:
+    raise NotImplementedError
+
+
+# 练习 5.2 ★ LayerNorm 的前向
+# 对 x 的最后一维归一化：x̂ = (x − μ) / √(σ² + eps)，σ² = mean((x − μ)²)（除以 n，不是 n − 1），
+# 再乘 weight、加 bias。x (..., C)，weight、bias (C,)。
+def layer_norm(x: mg.Tensor, weight: mg.Tensor, bias: mg.Tensor, eps: float = 1e-5) -> mg.Tensor:
+    raise NotImplementedError
+
+
+# 练习 5.3 ★★ 把通道切成几个头
+# x (B, T, C) -> (B, n_head, T, hs)，hs = C // n_head：第 h 个头拿到的是每个位置第 h*hs .. (h+1)*hs − 1 个通道。
+# 提示：先 reshape 成 (B, T, n_head, hs)，再交换第 1、2 维。
+def split_heads(x: mg.Tensor, n_head: int) -> mg.Tensor:
+    raise NotImplementedError
+
+
+# 练习 5.4 ★★★ 手写多头因果自注意力
+# 和 minigpt.model.CausalSelfAttention 一样的计算，权重也按它的排法给你：
+#   qkv = x @ c_attn_weightᵀ + c_attn_bias          (B, T, 3C)，前 C 列是 q，接着 C 列是 k，最后 C 列是 v
+#   q、k、v 各切成 n_head 个头（5.3），每个头做因果的缩放点积注意力（除以 √hs），
+#   把各头的输出拼回 (B, T, C)，再乘 c_proj：y @ c_proj_weightᵀ + c_proj_bias。
+# 可以用 F.scaled_dot_product_attention(q, k, v, is_causal=True)，也可以用第 3 讲自己写的。
+def causal_self_attention(x: mg.Tensor, c_attn_weight: mg.Tensor, c_attn_bias: mg.Tensor, c_proj_weight: mg.Tensor,
+                          c_proj_bias: mg.Tensor, n_head: int) -> mg.Tensor:
+    raise NotImplementedError
+
+
+# 练习 5.5 ★★★ LayerNorm 的反向传播（不带 weight、bias）
+# 前向已经写好，存下了 x̂ 和 rstd = 1/√(σ² + eps)。推导 backward：μ 和 σ 都依赖 x 的每一个元素，
+# 所以 gx 不只是 gy·rstd。结果可以写成 rstd · (gy − mean(gy) − x̂ · mean(gy · x̂))，试着自己推出来。
+class LayerNorm(mg.Function):
+    """y = (x - mean) / sqrt(var + eps) over the last axis."""
+
+    def forward(self, x):
+        centred = x - x.mean(axis=-1, keepdims=True)
+        self.rstd = 1 / np.sqrt((centred**2).mean(axis=-1, keepdims=True) + 1e-5)
+        self.xhat = centred * self.rstd
+        return self.xhat
+
+    def backward(self, gy):
+        raise NotImplementedError

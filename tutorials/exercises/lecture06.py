@@ -1,0 +1,57 @@
+"""第 06 讲练习：训练与 GPT——批量、一步梯度下降、抽样的旋钮、KV cache。
+
+把每个 `raise NotImplementedError` 换成你的代码，然后检查：
+
+    python -m tutorials.exercises check 06
+    from tutorials.exercises import check; check("06")   # Notebook 里
+
+这一讲的练习都用 NumPy；logits 是一维数组（词表里每个候选一个分数）。
+参考答案在 `tutorials/solutions/lecture06.py`——先自己做。
+"""
+
+import numpy as np
+
+
+# 练习 6.1 ★ 一批训练数据
+# data 是整段文本的 token id（一维整数数组）。对 starts 里的每个起点 s，输入是 data[s : s + block_size]，
+# 答案是它后面错一位的那一段。返回 (x, y)，形状都是 (len(starts), block_size)。
+def make_batch(data: np.ndarray, starts: np.ndarray, block_size: int) -> tuple[np.ndarray, np.ndarray]:
+    raise NotImplementedError
+
+
+# 练习 6.2 ★★ 一步梯度下降，损失会降多少（填数题，写成函数）
+# 每个参数 θ 走一步 θ ← θ − lr·g。在一阶（泰勒展开到一次项）近似下，损失下降多少？
+# grads 是每个参数张量的梯度（NumPy 数组）列表。讲义第 1 节用这个估计和实测的下降量对照过。
+def first_order_decrease(lr: float, grads: list[np.ndarray]) -> float:
+    raise NotImplementedError
+
+
+# 练习 6.3 ★★ top-k
+# 返回一个概率向量：只有 logits 最大的 k 个候选有概率（按 softmax 重新归一化，加起来等于 1），其余为 0。
+# k 大于词表时就是普通的 softmax。
+def top_k_probs(logits: np.ndarray, k: int) -> np.ndarray:
+    raise NotImplementedError
+
+
+# 练习 6.4 ★★ top-p（nucleus）
+# 按概率从大到小排，一个候选被留下，当且仅当排在它前面的候选的概率之和 < p
+# （所以最可能的那个总会留下，留下的概率之和刚好第一次 ≥ p）。返回留下的候选重新归一化后的概率向量，其余为 0。
+def top_p_probs(logits: np.ndarray, p: float) -> np.ndarray:
+    raise NotImplementedError
+
+
+# 练习 6.5 ★★ 抽一个 token
+# 依次：logits 除以 temperature → 若给了 top_k，只留前 k 个 → 若给了 top_p，在剩下的里面再按 top-p 筛 →
+# 用 rng（np.random.Generator）按概率抽一个候选，返回它的下标（int）。temperature == 0 时不抽样，直接返回最大的那个。
+# 检查器会抽几千次，看每个候选出现的频率是否符合应有的分布。可以用上 6.3、6.4。
+def sample_next(logits: np.ndarray, rng: np.random.Generator, temperature: float = 1.0, top_k: int | None = None,
+                top_p: float | None = None) -> int:
+    raise NotImplementedError
+
+
+# 练习 6.6 ★★★ KV cache 的一步（单个头）
+# 逐个 token 生成时，新 token 的 q、k、v（都是 (d,) 向量）到了；cache = {"k": [...], "v": [...]} 里是之前
+# 所有 token 的 key 和 value。把新的 k、v 追加进 cache，再让新 token 的 q 对缓存里的所有 key 做缩放点积注意力，
+# 返回输出 (d,)。检查器会一步一步调用它，和“每步把整段重算一遍因果注意力”的结果比。
+def cached_attention_step(q: np.ndarray, k: np.ndarray, v: np.ndarray, cache: dict) -> np.ndarray:
+    raise NotImplementedError

@@ -1,0 +1,47 @@
+"""第 07 讲练习：一张表串起全文。
+
+把每个 `None` 和 `raise NotImplementedError` 换成你的答案，然后检查：
+
+    python -m tutorials.exercises check 07
+    from tutorials.exercises import check; check("07")   # Notebook 里
+
+参考答案在 `tutorials/solutions/lecture07.py`——先自己做。
+"""
+
+import numpy as np
+
+# 练习 7.1 ★ 配对：每个毛病由哪个补法治好？
+# 从 CHOICES 里选一个名字，填进 MATCH 的每个 None（每个名字正好用一次）。
+CHOICES = ("残差连接", "LayerNorm", "因果遮罩", "位置编码", "KV cache", "多头注意力", "除以 √d_k", "门控（GRU）")
+MATCH = {
+    "tanh RNN 的梯度每往回传一步就缩小一截": None,
+    "维度一大，softmax 变成非 0 即 1，梯度传不回去": None,
+    "“狗咬人”和“人咬狗”经过自注意力得到同一组向量": None,
+    "一套注意力只学得出一种匹配方式": None,
+    "叠了 20 层之后，梯度传不到第一层": None,
+    "残差流的数值随深度越滚越大": None,
+    "整句并行训练时，前面的位置偷看了后面的字": None,
+    "逐字生成时，每一步都把整段前文重算一遍": None,
+}
+
+
+# 练习 7.2 ★★ 贪心生成
+# model 是一个 minigpt.GPT；model(ids) 返回 (logits, loss)，logits 的形状是 (B, T, V)。
+# 从提示 ids（(B, T0) 的整数数组）出发，重复 n 次：取模型能看的最后 model.config.block_size 个 token，
+# 前向一次，用最后一个位置的 logits 选出最大的那个候选，接到 ids 后面。返回 (B, T0 + n) 的数组。
+# （这就是 model.generate(ids, n, temperature=0) 做的事，只是不用 KV cache。）
+def greedy_generate(model, ids: np.ndarray, n: int) -> np.ndarray:
+    raise NotImplementedError
+
+
+# 练习 7.3 ★★ KV cache 有多大（填数题，写成函数）
+# 一个 n_layer 层、宽度 n_embd 的 GPT，batch 里 batch 条序列、每条 T 个 token，KV cache 一共要存多少个数？
+def kv_cache_floats(n_layer: int, n_embd: int, T: int, batch: int = 1) -> int:
+    raise NotImplementedError
+
+
+# 练习 7.4 ★★★ 整个 GPT 有多少参数（填数题，写成函数）
+# minigpt 的默认 GPT：词向量表 wte（V × C）、可学习的位置表 wpe（block_size × C）、n_layer 个 block（第 5 讲 5.1）、
+# 最后的 LayerNorm ln_f，输出层 lm_head 和 wte 共用同一个矩阵（tie_weights=True，只算一次）。
+def gpt_parameters(vocab_size: int, block_size: int, n_layer: int, n_embd: int) -> int:
+    raise NotImplementedError

@@ -1,0 +1,49 @@
+"""第 00 讲练习的参考答案（题目在 tutorials/exercises/lecture00.py）。先自己做，再来对照。"""
+
+import numpy as np
+
+import minigrad as mg
+
+
+def central_difference(f, x: float, h: float = 1e-5) -> float:
+    return (f(x + h) - f(x - h)) / (2 * h)  # x + h and x - h are 2h apart
+
+
+class Mul(mg.Function):
+    """z = a * b; dz/da = b, dz/db = a."""
+
+    def forward(self, a, b):
+        self.a, self.b = a, b
+        return a * b
+
+    def backward(self, gy):
+        return gy * self.b, gy * self.a  # each input gets the upstream gradient times the *other* input
+
+
+class Tanh(mg.Function):
+    """y = tanh(x); dy/dx = 1 - y**2."""
+
+    def forward(self, x):
+        self.y = np.tanh(x)
+        return self.y
+
+    def backward(self, gy):
+        return gy * (1 - self.y**2)
+
+
+def sum_to(g: np.ndarray, shape: tuple) -> np.ndarray:
+    lead = g.ndim - len(shape)  # axes broadcasting added in front
+    stretched = tuple(lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
+    y = g.sum(axis=tuple(range(lead)) + stretched, keepdims=True)  # a new array: g is not modified
+    return y.reshape(shape)  # drop the leading axes, which keepdims kept as size 1
+
+
+class Div(mg.Function):
+    """z = a / b; dz/da = 1 / b, dz/db = -a / b**2."""
+
+    def forward(self, a, b):
+        self.a, self.b = a, b
+        return a / b
+
+    def backward(self, gy):
+        return gy / self.b, -gy * self.a / self.b**2

@@ -36,7 +36,7 @@
 # 运行本讲，快速版约 10 秒，完整版约 45 秒；最后有 5 道练习。
 
 # %%
-from tutorials.course import QUICK, show_figure  # first: it limits BLAS threads before NumPy loads
+from tutorials.course import QUICK, label, show_figure  # first: it limits BLAS threads before NumPy loads
 
 # isort: split
 import math
@@ -446,13 +446,6 @@ from collections import Counter
 from minigpt import CharTokenizer
 from minigpt.corpus import load_tang, split_poems
 
-ZH_FONT = mg.viz.use_cjk_font()  # False without a CJK font: the Chinese figures fall back to English labels
-
-
-def zh(chinese: str, english: str) -> str:
-    return chinese if ZH_FONT else english
-
-
 tang = load_tang()
 tang_train, tang_val = split_poems(tang)  # every tenth poem is held out, whole
 if QUICK:  # a third of the training poems: cheaper counts, the same picture
@@ -548,21 +541,18 @@ for (n, s), row in bits.items():
 fig, ax = plt.subplots(figsize=(8, 4))
 seats = [1, 2, 3, 4, 5, 6]
 for k, style in ((0, "o:"), (1, "s--"), (2, "^-."), (4, "D-")):
-    ax.plot(seats, [bits[5, s][k] for s in seats], style, label=zh(f"看前 {k} 个字", f"{k} characters of context"))
-ax.set_xticks(seats, [zh(f"第{s}字", f"char {s}") for s in seats[:-1]] + [zh("，或。", "mark")])
-ax.set_xlabel(zh("五言诗一句里的位置", "seat in a five-character line"))
-ax.set_ylabel(zh("没见过的诗上的交叉熵（比特）", "held-out bits per character"))
-ax.set_title(zh("五言诗：哪个位置好猜，多看几个字有多大用", "Five-character lines: which seat is easy to guess"))
+    ax.plot(seats, [bits[5, s][k] for s in seats], style, label=label(f"看前 {k} 个字", f"{k} characters of context"))
+ax.set_xticks(seats, [label(f"第{s}字", f"char {s}") for s in seats[:-1]] + [label("，或。", "mark")])
+ax.set_xlabel(label("五言诗一句里的位置", "seat in a five-character line"))
+ax.set_ylabel(label("没见过的诗上的交叉熵（比特）", "held-out bits per character"))
+ax.set_title(label("五言诗：哪个位置好猜，多看几个字有多大用", "Five-character lines: which seat is easy to guess"))
 ax.set_ylim(0, 12.5)
 ax.grid(True, alpha=0.3)
 ax.legend()
 fig.tight_layout()
-fig.savefig(FIG / "01_tang_seats.png", dpi=120)
-plt.close(fig)
+show_figure(fig, "01_tang_seats.png")
 
 # %% [markdown]
-# ![](figures/01_tang_seats.png)
-#
 # 读这张图要记住：1 比特的差别就是候选少了一半；$2^{8} = 256$，$2^{10} \approx 1000$。
 
 # %%

@@ -35,7 +35,7 @@
 # 运行本讲，快速版约 85 秒，完整版约 3 分钟（训练四个小 GPT 占了大部分）；最后有 4 道练习。
 
 # %%
-from tutorials.course import QUICK, T_START, label, show_figure  # first: it limits BLAS threads before NumPy loads
+from tutorials.course import CJK, QUICK, T_START, label, show_figure  # first: it limits BLAS threads before NumPy loads
 
 # isort: split
 import time
@@ -538,8 +538,7 @@ for ax, (name, weights) in zip(axes, maps.items()):
     ax.set_xlabel(label("被看的座位", "seat looked at"))
 axes[0].set_ylabel(label("在看的座位", "seat looking"))
 fig.colorbar(image, ax=axes, fraction=0.03)
-fig.savefig(FIGURES / "04_poem_attention.png", dpi=120)
-plt.close(fig)
+show_figure(fig, "04_poem_attention.png")
 
 # %% [markdown]
 # 不加位置的分类器练了几百步，对每一句诗和它的倒句给出的分数**一模一样**（差别只在浮点误差的量级），
@@ -550,8 +549,6 @@ plt.close(fig)
 # 加上一张 5 行的位置表，同样的层、同样的步数，它就能在没见过的诗句上把多数原句和倒句分开。
 # 下图是两个分类器在“白日依山尽”上的注意力（每行是一个座位在看谁）：不加位置时，把倒句的注意力按座位换回来，
 # 和原句的一模一样；加了位置，同一个字在不同座位上看的地方不一样了。
-#
-# ![](figures/04_poem_attention.png)
 #
 # 它能抓住的线索之一是“哪个字爱坐在哪个座位”。数一数训练诗句里每个常用字坐在第 1 座和第 5 座的比例：
 

@@ -449,6 +449,7 @@ assert speedup[-1] > 1.0, "at the longest length the cache should be faster"
 # %%
 import re
 from collections import Counter
+from pathlib import Path
 
 from minigpt.checkpoint import load_model
 from minigpt.corpus import load_tang, split_poems
@@ -468,7 +469,9 @@ def common_poems(text: str) -> list[str]:
 
 poems_file = TANG_DIR / "common_poems.txt"
 poems_file.write_text("\n\n".join(common_poems(tang_train)) + "\n", encoding="utf-8")
-small = dict(n_layer=2, n_head=4, n_embd=64, block_size=32, batch_size=16, lr=3e-3, warmup_iters=20, eval_iters=4)
+# overwrite=True: a second run of this lesson replaces the checkpoint the first one left (train refuses otherwise).
+small = dict(n_layer=2, n_head=4, n_embd=64, block_size=32, batch_size=16, lr=3e-3, warmup_iters=20, eval_iters=4,
+             overwrite=True)
 if QUICK:
     tang_config = TrainConfig(data=str(poems_file), out_dir=str(TANG_DIR), max_iters=400, eval_interval=200, **small)
 else:

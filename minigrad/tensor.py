@@ -5,9 +5,10 @@ remembers the `Function` that made it (`._ctx`; function.py). References only po
 inputs, never back, so a graph is freed by reference counting alone, with no cycles for the garbage
 collector to find. Its operators and methods (`+`, `@`, `exp`, `sum`, `reshape`, ...) each call one op.
 
-The class is written in four files, one job each; the other three hold its base classes:
+The class is written in five files, one job each; the other three hold its base classes:
 - here: making a tensor, its attributes, backward, the operators (with PyTorch's type promotion from
-  dtypes.py), indexing, and the elementwise and reduction methods;
+  dtypes.py) and indexing;
+- tensor_math.py (`MathMethods`): the elementwise functions, the reductions and softmax;
 - tensor_convert.py (`ConversionMethods`): to another dtype or device, to Python values and to NumPy;
 - tensor_inplace.py (`InPlaceMethods`): in-place updates, `w -= lr * w.grad`, `zero_()`, ...;
 - tensor_shape.py (`ShapeMethods`): reshape, permute, transpose, squeeze, expand, split, gather, ...
@@ -17,8 +18,6 @@ Read next: function.py (Function, one op), then autograd.py (the backward pass).
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -27,6 +26,7 @@ from minigrad import autograd, backend
 from minigrad.dtypes import DEFAULT_FLOAT, FLOAT_DTYPES, check_dtype, is_number, result_type
 from minigrad.tensor_convert import ConversionMethods
 from minigrad.tensor_inplace import InPlaceMethods
+from minigrad.tensor_math import MathMethods
 from minigrad.tensor_shape import ShapeMethods
 
 if TYPE_CHECKING:
@@ -34,15 +34,12 @@ if TYPE_CHECKING:
 
 __all__ = ["FLOAT_DTYPES", "ShapeError", "Tensor"]
 
-# A reduction's `dim`: one axis, several, or None for every axis.
-Dims = int | Sequence[int] | None
-
 
 class ShapeError(ValueError):
     """A shape mismatch, with a message naming the op and the shapes."""
 
 
-class Tensor(ConversionMethods, InPlaceMethods, ShapeMethods):
+class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods):
     """An n-dimensional array that remembers how it was computed, for reverse-mode autodiff.
 
     `Tensor(data, requires_grad=False, dtype=None, device=None)`: Python floats and float arrays
@@ -230,9 +227,11 @@ class Tensor(ConversionMethods, InPlaceMethods, ShapeMethods):
         """(self, other) as two tensors of one dtype, `result_type(self, other)` (dtypes.py), for a binary op.
 
         A number becomes a 0-d array of that dtype. An array counts as a tensor of its own dtype (as in
-        PyTorch, a float64 NumPy array widens a float32 tensor); a list becomes a tensor as `mg.tensor`
-        makes one. A float tensor that changes dtype does so through Cast, so its gradient flows back.
+        PyTorch, a float64 NumPy array widens a float32 tensor). A list or tuple is refused, as PyTorch
+        refuses it. A float tensor that changes dtype does so through Cast, so its gradient flows back.
         """
+        if isinstance(other, (list, tuple)):
+            raise TypeError(_sequence_operand(other))
         if isinstance(other, Tensor):
             if other.dtype == self.dtype:
                 return self, other  # the common case, decided at once
@@ -327,232 +326,19 @@ class Tensor(ConversionMethods, InPlaceMethods, ShapeMethods):
         basic, advanced = ops.indexing.split_index(index, self.device)
         return ops.indexing.GetItem.apply(self, basic=basic, advanced=advanced)
 
-    # ----------------------------------------------------------------------------------------------
-    # Elementwise functions (on integers, exp, log, sqrt, ... give float32, the default float, as in PyTorch)
-    def exp(self) -> Tensor:
-        return ops.elementwise.Exp.apply(self)
-
-    def log(self) -> Tensor:
-        return ops.elementwise.Log.apply(self)
-
-    def sqrt(self) -> Tensor:
-        return ops.elementwise.Sqrt.apply(self)
-
-    def rsqrt(self) -> Tensor:
-        """1 / sqrt(x)."""
-        return ops.elementwise.Rsqrt.apply(self)
-
-    def square(self) -> Tensor:
-        return ops.elementwise.Square.apply(self)
-
-    def abs(self) -> Tensor:
-        return ops.elementwise.Abs.apply(self)
-
-    def sign(self) -> Tensor:
-        """-1, 0 or 1 (its gradient is 0)."""
-        return ops.elementwise.Sign.apply(self)
-
-    def sin(self) -> Tensor:
-        return ops.elementwise.Sin.apply(self)
-
-    def cos(self) -> Tensor:
-        return ops.elementwise.Cos.apply(self)
-
-    def erf(self) -> Tensor:
-        """The error function, 2/sqrt(pi) * integral from 0 to x of exp(-t**2) dt."""
-        return ops.elementwise.Erf.apply(self)
-
-    def tanh(self) -> Tensor:
-        return ops.activations.Tanh.apply(self)
-
-    def sigmoid(self) -> Tensor:
-        return ops.activations.Sigmoid.apply(self)
-
-    def relu(self) -> Tensor:
-        return ops.activations.ReLU.apply(self)
-
-    def gelu(self, approximate: str = "none") -> Tensor:
-        """F.gelu: the exact GELU x * Phi(x) by default, approximate="tanh" for GPT-2's form."""
-        return ops.activations.gelu_op(approximate).apply(self)
-
-    def maximum(self, other: Any) -> Tensor:
-        """The larger of the two, elementwise (a tie gives each half the gradient)."""
-        return ops.elementwise.Maximum.apply(*self._operands(other))
-
-    def minimum(self, other: Any) -> Tensor:
-        """The smaller of the two, elementwise (a tie gives each half the gradient)."""
-        return ops.elementwise.Minimum.apply(*self._operands(other))
-
-    def clamp(self, min: Any = None, max: Any = None) -> Tensor:
-        """Each element limited to [min, max]; either bound may be None, a number or a tensor."""
-        if min is None and max is None:
-            raise RuntimeError("clamp: at least one of min and max must not be None")
-        x = self
-        if x.dtype.kind != "f" and any(isinstance(b, float) or isinstance(b, Tensor) and b.dtype.kind == "f"
-                                       for b in (min, max)):
-            x = x.astype(np.float32)  # clamp(int_tensor, 0.5) is float32, as in PyTorch
-        return ops.elementwise.Clamp.apply(x, _bound(x, min, low=True), _bound(x, max, low=False))
-
-    clip = clamp
-
     def masked_fill(self, mask: Any, value: float) -> Tensor:
         """Where `mask` is True, `value` (e.g. -inf for attention); elsewhere this tensor."""
         mask = _raw(mask, self.device).astype(bool, copy=False)  # backward negates it: ~ must be logical
         return ops.elementwise.MaskedFill.apply(self, mask=mask, value=value)
 
-    # ----------------------------------------------------------------------------------------------
-    # Reductions: PyTorch's `dim` (an int, a sequence, or None for every axis) and `keepdim`; NumPy's
-    # `axis` and `keepdims` are accepted as aliases.
-    def sum(self, dim: Dims = None, keepdim: bool = False, *, dtype: Any = None, axis: Dims = None,
-            keepdims: bool | None = None) -> Tensor:
-        """The sum over `dim`; integers and bools sum to int64, as in PyTorch."""
-        axes, keepdim = _reduction("sum", self.ndim, dim, keepdim, axis, keepdims)
-        return ops.reduce.Sum.apply(self._as(dtype), axis=axes, keepdims=keepdim)
 
-    def mean(self, dim: Dims = None, keepdim: bool = False, *, dtype: Any = None, axis: Dims = None,
-             keepdims: bool | None = None) -> Tensor:
-        """The mean over `dim` (float tensors only, as in PyTorch, unless `dtype` converts first)."""
-        axes, keepdim = _reduction("mean", self.ndim, dim, keepdim, axis, keepdims)
-        return ops.reduce.Mean.apply(self._as(dtype), axis=axes, keepdims=keepdim)
-
-    def amax(self, dim: Dims = (), keepdim: bool = False, *, axis: Dims = None, keepdims: bool | None = None) -> Tensor:
-        """The largest value over `dim` (every axis by default); ties share the gradient."""
-        axes, keepdim = _reduction("amax", self.ndim, dim, keepdim, axis, keepdims)
-        return ops.reduce.Amax.apply(self, axis=axes, keepdims=keepdim)
-
-    def amin(self, dim: Dims = (), keepdim: bool = False, *, axis: Dims = None, keepdims: bool | None = None) -> Tensor:
-        """The smallest value over `dim` (every axis by default); ties share the gradient."""
-        axes, keepdim = _reduction("amin", self.ndim, dim, keepdim, axis, keepdims)
-        return ops.reduce.Amax.apply(self, axis=axes, keepdims=keepdim, smallest=True)
-
-    def max(self, dim: Dims = None, keepdim: bool = False, *, axis: Dims = None, keepdims: bool | None = None) -> Any:
-        """As PyTorch: `x.max()` is the largest element; `x.max(dim)` is the named tuple (values, indices)
-        along `dim`, the gradient going to the index; `x.max(other_tensor)` is `maximum`."""
-        if isinstance(dim, Tensor):
-            return self.maximum(dim)
-        return self._extreme("max", dim, keepdim, axis, keepdims)
-
-    def min(self, dim: Dims = None, keepdim: bool = False, *, axis: Dims = None, keepdims: bool | None = None) -> Any:
-        """As `max`, for the smallest: a tensor, the named tuple (values, indices) along `dim`, or `minimum`."""
-        if isinstance(dim, Tensor):
-            return self.minimum(dim)
-        return self._extreme("min", dim, keepdim, axis, keepdims)
-
-    def _extreme(self, op: str, dim: Any, keepdim: bool, axis: Any, keepdims: bool | None) -> Any:
-        dim, keepdim = _dim_alias(op, dim, keepdim, axis, keepdims)
-        smallest = op == "min"
-        if dim is None:  # every element: a NaN wins, ties share the gradient (PyTorch's max())
-            return ops.reduce.Amax.apply(self, axis=None, keepdims=False, smallest=smallest, nan_wins=True)
-        d = _dim(op, dim, self.ndim)
-        x = self if self.ndim else self.reshape(1)
-        xp = backend.get_array_module(x.data)
-        if x.shape[d] == 0:
-            raise IndexError(f"{op}: cannot take the {op} over dim {dim} of size 0 (shape {self.shape})")
-        indices = xp.expand_dims((xp.argmin if smallest else xp.argmax)(x.data, axis=d), d)  # a NaN wins
-        values = ops.reduce.TakeAlongDim.apply(x, indices=indices, axis=d, keepdims=keepdim)
-        indices = Tensor._make((indices if keepdim else indices.squeeze(d)).astype(np.int64), False)
-        if self.ndim == 0:
-            values, indices = values.reshape(()), indices.reshape(())
-        return ops.reduce.ValuesIndices(values, indices)
-
-    def argmax(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
-               keepdims: bool | None = None) -> Tensor:
-        """The index of the largest value along `dim` (int64); dim=None: the index into the flattened tensor."""
-        return self._arg_extreme("argmax", dim, keepdim, axis, keepdims)
-
-    def argmin(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
-               keepdims: bool | None = None) -> Tensor:
-        """The index of the smallest value along `dim` (int64); dim=None: the index into the flattened tensor."""
-        return self._arg_extreme("argmin", dim, keepdim, axis, keepdims)
-
-    def _arg_extreme(self, op: str, dim: Any, keepdim: bool, axis: Any, keepdims: bool | None) -> Tensor:
-        dim, keepdim = _dim_alias(op, dim, keepdim, axis, keepdims)
-        xp = backend.get_array_module(self.data)
-        if self.numel() == 0:
-            raise IndexError(f"{op}: an empty tensor {self.shape} has no {op[3:]}imum")
-        if dim is None:
-            index = getattr(xp, op)(self.data.reshape(-1))
-            return Tensor._make(index.astype(np.int64).reshape((1,) * self.ndim if keepdim else ()), False)
-        d = _dim(op, dim, self.ndim)
-        index = getattr(xp, op)(self.data.reshape(1) if self.ndim == 0 else self.data, axis=d)
-        index = xp.expand_dims(index, d) if keepdim and self.ndim else index
-        return Tensor._make(index.astype(np.int64).reshape(index.shape if self.ndim else ()), False)
-
-    def var(self, dim: Dims = None, unbiased: bool | None = None, keepdim: bool = False, *,
-            correction: float | None = None, axis: Dims = None, keepdims: bool | None = None) -> Tensor:
-        """The variance over `dim`, sum((x - mean)**2) / (n - correction): PyTorch's default correction=1
-        is the unbiased estimate; correction=0 (or unbiased=False) the population variance, as numpy.var."""
-        return self._spread(ops.reduce.Var, "var", dim, unbiased, keepdim, correction, axis, keepdims)
-
-    def std(self, dim: Dims = None, unbiased: bool | None = None, keepdim: bool = False, *,
-            correction: float | None = None, axis: Dims = None, keepdims: bool | None = None) -> Tensor:
-        """The standard deviation sqrt(var) over `dim`, with var's `correction` (1 by default, as PyTorch)."""
-        return self._spread(ops.reduce.Std, "std", dim, unbiased, keepdim, correction, axis, keepdims)
-
-    def _spread(self, op_class: Any, op: str, dim: Any, unbiased: bool | None, keepdim: bool,
-                correction: float | None, axis: Any, keepdims: bool | None) -> Tensor:
-        if isinstance(dim, bool):  # var(True): PyTorch's old spelling of var(unbiased=True)
-            dim, unbiased = None, dim
-        if unbiased is not None and correction is not None:
-            raise TypeError(f"{op}: pass correction or unbiased, not both")
-        if correction is None:
-            correction = 0 if unbiased is False else 1
-        axes, keepdim = _reduction(op, self.ndim, dim, keepdim, axis, keepdims)
-        return op_class.apply(self, axis=axes, keepdims=keepdim, correction=correction)
-
-    def prod(self, dim: int | None = None, keepdim: bool = False, *, dtype: Any = None, axis: int | None = None,
-             keepdims: bool | None = None) -> Tensor:
-        """The product over one `dim` (or every element); zeros get their exact gradient."""
-        dim, keepdim = _dim_alias("prod", dim, keepdim, axis, keepdims)
-        axes = None if dim is None else (_dim("prod", dim, self.ndim),) if self.ndim else None
-        return ops.reduce.Prod.apply(self._as(dtype), axis=axes, keepdims=keepdim)
-
-    def cumsum(self, dim: int | None = None, *, dtype: Any = None, axis: int | None = None) -> Tensor:
-        """Running sums along `dim`: y_i = x_0 + ... + x_i."""
-        dim, _ = _dim_alias("cumsum", dim, False, axis, None)
-        if dim is None:
-            raise TypeError("cumsum: pass dim, as PyTorch requires")
-        x = self._as(dtype)
-        if self.ndim == 0:
-            return ops.reduce.CumSum.apply(x.reshape(1), axis=_dim("cumsum", dim, 0)).reshape(())
-        return ops.reduce.CumSum.apply(x, axis=_dim("cumsum", dim, self.ndim))
-
-    def logsumexp(self, dim: Dims = None, keepdim: bool = False, *, axis: Dims = None,
-                  keepdims: bool | None = None) -> Tensor:
-        """log(sum(exp(x))) over `dim`, without overflow (the max is taken out first)."""
-        axes, keepdim = _reduction("logsumexp", self.ndim, dim, keepdim, axis, keepdims)
-        return ops.reduce.LogSumExp.apply(self, axis=axes, keepdims=keepdim)
-
-    def norm(self, p: Any = "fro", dim: Dims = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
-        """The vector p-norm (sum |x|**p)**(1/p) over `dim` (every element by default): p=2 ("fro"), 1, any
-        p > 0, or inf (max |x|)."""
-        p = 2 if p == "fro" else p
-        if isinstance(p, str) or not p > 0:
-            raise NotImplementedError(f"norm: p={p!r} is not supported; use p > 0, inf or 'fro'")
-        x = self._as(dtype)
-        if x.dtype.kind != "f":
-            raise RuntimeError(f"norm: input dtype must be a floating point type, not {x.dtype}")
-        axes, keepdim = _reduction("norm", self.ndim, dim, keepdim, None, None)
-        return ops.reduce.Norm.apply(x, p=float(p), axis=axes, keepdims=keepdim)
-
-    def softmax(self, dim: int | None = None, dtype: Any = None, *, axis: int | None = None) -> Tensor:
-        """exp(x) / sum(exp(x)) along `dim` (the last by default)."""
-        return self._along(ops.nn.Softmax, "softmax", dim, dtype, axis)
-
-    def log_softmax(self, dim: int | None = None, dtype: Any = None, *, axis: int | None = None) -> Tensor:
-        """log(softmax(x)) along `dim` (the last by default), computed as x - logsumexp(x)."""
-        return self._along(ops.nn.LogSoftmax, "log_softmax", dim, dtype, axis)
-
-    def _along(self, op_class: Any, op: str, dim: int | None, dtype: Any, axis: int | None) -> Tensor:
-        dim, _ = _dim_alias(op, dim, False, axis, None)
-        x, d = self._as(dtype), _dim(op, -1 if dim is None else dim, self.ndim)
-        if self.ndim == 0:  # one element: softmax is 1, log_softmax 0
-            return op_class.apply(x.reshape(1), axis=0).reshape(())
-        return op_class.apply(x, axis=d)
-
-    def _as(self, dtype: Any) -> Tensor:
-        """This tensor converted to `dtype` first (the `dtype=` of sum, mean, softmax, ...), or itself."""
-        return self if dtype is None else self.astype(dtype)
+def _sequence_operand(other: list | tuple) -> str:
+    """The error for `tensor - [1, 2]` (PyTorch refuses it too), with the likely cause when it is max's tuple."""
+    if hasattr(other, "values") and hasattr(other, "indices"):
+        return ("unsupported operand: x.max(dim) and x.min(dim) return the named tuple (values, indices), as in "
+                "PyTorch: use x.max(dim).values (or x.amax(dim))")
+    return (f"unsupported operand: a Tensor and a {type(other).__name__}; as in PyTorch, make it a tensor "
+            "first: mg.tensor(...)")
 
 
 def _is_backend_array(data: Any) -> bool:
@@ -576,65 +362,6 @@ def _matmul_operands(x: Tensor, other: Any) -> tuple[Tensor, Tensor]:
         raise TypeError(f"matmul: both operands must have the same dtype, got {x.dtype} and {other.dtype}; "
                         "convert one with .to(dtype)")
     return x._operands(other)
-
-
-def _axes(axis: Any, ndim: int, op: str = "reduce") -> tuple[int, ...] | None:
-    """Normalise `dim` (an int, a sequence, or None) to a sorted tuple of non-negative axes, or None for all.
-
-    As in PyTorch: an empty sequence means every axis; a 0-d tensor accepts dim 0 and -1 (its one element);
-    NumPy integers and 0-d integer tensors count as ints; out of range is an IndexError, a repeat an error.
-    """
-    if axis is None:
-        return None
-    dims = list(axis) if isinstance(axis, (tuple, list)) else [axis]
-    if not dims:
-        return None
-    rank = max(ndim, 1)
-    axes = []
-    for a in dims:
-        a = operator.index(a)
-        if not -rank <= a < rank:
-            raise IndexError(f"{op}: dim {a} is out of range for a tensor with {ndim} dimensions "
-                             f"(expected {-rank} to {rank - 1})")
-        if a % rank in axes:
-            raise RuntimeError(f"{op}: dim {a} appears more than once in {axis}")
-        axes.append(a % rank)
-    return None if ndim == 0 else tuple(sorted(axes))
-
-
-def _dim(op: str, dim: Any, ndim: int) -> int:
-    """One dim (not a sequence), as a non-negative int (0 for a 0-d tensor)."""
-    if isinstance(dim, (tuple, list)):
-        raise TypeError(f"{op}: dim must be a single int, not {dim!r}")
-    axes = _axes(dim, ndim, op)
-    return 0 if axes is None else axes[0]
-
-
-def _dim_alias(op: str, dim: Any, keepdim: bool, axis: Any, keepdims: bool | None) -> tuple[Any, bool]:
-    """(dim, keepdim), taking NumPy's spellings axis= and keepdims= as aliases, as PyTorch does."""
-    if axis is not None:
-        if dim is not None and dim != ():
-            raise TypeError(f"{op}: pass dim or its alias axis, not both")
-        dim = axis
-    return dim, bool(keepdim if keepdims is None else keepdims)
-
-
-def _reduction(op: str, ndim: int, dim: Any, keepdim: bool, axis: Any, keepdims: bool | None) -> tuple[Any, bool]:
-    """A reduction's (axes, keepdim) from PyTorch's or NumPy's spelling of its arguments."""
-    dim, keepdim = _dim_alias(op, dim, keepdim, axis, keepdims)
-    return _axes(dim, ndim, op), keepdim
-
-
-def _bound(x: Tensor, bound: Any, low: bool) -> Tensor:
-    """A clamp bound as a tensor of x's dtype (on x's device); a missing one is -inf / +inf (the dtype's
-    extreme for integers). A tensor bound stays in the graph."""
-    xp = backend.get_array_module(x.data)
-    if isinstance(bound, Tensor):
-        return bound if bound.dtype == x.dtype else bound.astype(x.dtype)
-    if bound is None:
-        extremes = np.finfo(x.dtype) if x.dtype.kind == "f" else np.iinfo(x.dtype)
-        bound = (-np.inf if low else np.inf) if x.dtype.kind == "f" else (extremes.min if low else extremes.max)
-    return Tensor._make(xp.asarray(bound, dtype=x.dtype), False)
 
 
 def _raw(value: Any, device: str) -> Any:

@@ -106,3 +106,23 @@ def test_a_value_error_about_values_is_not_relabelled_as_a_shape_error():
     with pytest.raises(ValueError, match="Integers to negative integer powers are not allowed") as raised:
         mg.tensor([2]) ** mg.tensor([-2])
     assert not isinstance(raised.value, mg.ShapeError) and "input shapes" not in str(raised.value)
+
+
+@pytest.mark.parametrize("other", [[1.0, 2.0, 3.0], (1.0, 2.0, 3.0)])
+def test_a_list_or_tuple_operand_is_refused_as_in_pytorch(other):
+    """PyTorch: `torch.ones(3) + [1, 2, 3]` is a TypeError; minigrad used to turn the list into a tensor."""
+    x = mg.ones(3)
+    for apply in (operator.add, operator.sub, operator.mul, operator.truediv):
+        with pytest.raises(TypeError, match="make it a tensor first"):
+            apply(x, other)
+        with pytest.raises(TypeError, match="make it a tensor first"):
+            apply(other, x)
+
+
+def test_max_along_a_dim_is_a_named_tuple_and_arithmetic_on_it_says_so():
+    """NumPy's habit `x - x.max(axis=-1, keepdims=True)` meets PyTorch's (values, indices): a clear error, never
+    the silent (2, 2, 3) broadcast of both tuple members that it used to give."""
+    x = mg.randn(2, 3)
+    with pytest.raises(TypeError, match=r"use x\.max\(dim\)\.values"):
+        x - x.max(axis=-1, keepdims=True)
+    assert (x - x.max(dim=-1, keepdim=True).values).shape == (2, 3)

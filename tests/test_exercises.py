@@ -163,7 +163,7 @@ def softmax_unstable(x):
 
 
 def softmax_wrong_axis(x):
-    x = x - x.max(axis=0, keepdims=True)
+    x = x - x.max(dim=0, keepdim=True).values
     e = x.exp()
     return e / e.sum(axis=0, keepdims=True)
 

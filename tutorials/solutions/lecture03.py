@@ -8,7 +8,7 @@ import minigrad as mg
 
 
 def softmax(x: mg.Tensor) -> mg.Tensor:
-    x = x - x.max(axis=-1, keepdims=True)  # the largest becomes 0: exp never overflows
+    x = x - x.max(dim=-1, keepdim=True).values  # the largest becomes 0: exp never overflows
     e = x.exp()
     return e / e.sum(axis=-1, keepdims=True)
 

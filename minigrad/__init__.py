@@ -10,7 +10,7 @@ Start with tensor.py (Tensor), function.py (Function, one op), then autograd.py 
 
 from minigrad import cuda, mathops, nn, optim, viz
 from minigrad.anomaly import AnomalyError, detect_anomaly
-from minigrad.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from minigrad.autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
 from minigrad.factories import (
     arange,
     eye,
@@ -27,7 +27,7 @@ from minigrad.factories import (
 )
 from minigrad.function import Function
 from minigrad.functional import cat, concat, stack, where
-from minigrad.gradcheck import GradcheckError, gradcheck
+from minigrad.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from minigrad.mathops import *  # noqa: F403  (mg.exp, mg.sum, mg.maximum, ...: the torch.* functions)
 from minigrad.memory import keep_freed_host_memory
 from minigrad.random import manual_seed
@@ -36,7 +36,8 @@ from minigrad.tensor import ShapeError, Tensor
 
 __all__ = [
     "AnomalyError", "CheckpointError", "Function", "GradcheckError", "ShapeError", "Tensor", "arange", "cat", "concat",
-    "cuda", "detect_anomaly", "enable_grad", "eye", "full", "full_like", "gradcheck", "is_grad_enabled", "linspace",
+    "cuda", "detect_anomaly", "enable_grad", "eye", "full", "full_like", "grad", "gradcheck", "gradgradcheck",
+    "is_grad_enabled", "linspace",
     "load", "load_metadata", "manual_seed", "nn", "no_grad", "ones", "ones_like", "optim", "randn", "randn_like",
     "save", "set_grad_enabled", "stack", "tensor", "viz", "where", "zeros", "zeros_like",
 ]

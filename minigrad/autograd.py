@@ -6,30 +6,30 @@
    later in the order), so we hand it to the op that made the tensor, which returns one gradient per
    input. Broadcast inputs get their gradient summed back to their own shape here, once, in `sum_to`.
 
-Also here: the grad-mode switch (`no_grad`, `enable_grad`, `set_grad_enabled`), one per thread as in PyTorch -
-the only global state in minigrad besides the seed.
-Read next: ops/elementwise.py for the simplest ops, ops/nn.py for the fused ones.
+The same walk gives `grad` (`torch.autograd.grad`: the gradients of some outputs with respect to some inputs,
+running only the ops on a path between them) and, with `create_graph`, gradients that record a graph of their
+own, for second and higher derivatives: each op's backward then runs on tensors (higher_order.py).
+The grad-mode switch (`no_grad`, ...) is in grad_mode.py and re-exported here.
+Read next: ops/elementwise.py for the simplest ops, ops/nn.py for the fused ones, higher_order.py.
 """
 
 from __future__ import annotations
 
-import functools
-import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
+
+from minigrad import backend
+from minigrad.grad_mode import (  # noqa: F401  (the switch, used as autograd.no_grad, autograd.grad_mode, ...)
+    enable_grad,
+    grad_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 
 if TYPE_CHECKING:
     from minigrad.tensor import Tensor
 
-
-class _GradMode(threading.local):
-    """Whether ops record a graph, one switch per thread (as in PyTorch): a thread inside `no_grad`
-    never turns recording off for another thread. The class attribute is every thread's initial value."""
-
-    enabled = True
-
-
-grad_mode = _GradMode()
 
 # Set by `mg.detect_anomaly()` (anomaly.py) to an object with `forward(ctx, y)` and
 # `backward(ctx, gxs)` checks; None, the default, costs one comparison per op.
@@ -40,83 +40,6 @@ anomaly_hook: Any = None
 # enters it and Function.apply copies `scope` onto each op, so a drawing can group ops by module.
 # None, the default, costs one comparison per op and per module call.
 scope_hook: Any = None
-
-
-def is_grad_enabled() -> bool:
-    """Whether ops run now (in this thread) record a graph for backward."""
-    return grad_mode.enabled
-
-
-class set_grad_enabled:
-    """Switch graph recording on or off in this thread, as `torch.set_grad_enabled(mode)`.
-
-    Takes effect at once as a plain call (`mg.set_grad_enabled(False)`); used as a context manager or
-    a decorator, it restores the previous mode on exit.
-    """
-
-    def __init__(self, mode: bool) -> None:
-        self._previous = grad_mode.enabled
-        self.mode = bool(mode)
-        grad_mode.enabled = self.mode
-
-    def __enter__(self) -> None:
-        pass
-
-    def __exit__(self, *exc_info: Any) -> None:
-        grad_mode.enabled = self._previous
-
-    def __call__(self, function: Callable) -> Callable:
-        grad_mode.enabled = self._previous  # decorating must not switch the mode: calling does
-        mode = self.mode
-
-        @functools.wraps(function)
-        def with_mode(*args: Any, **kwargs: Any) -> Any:
-            with set_grad_enabled(mode):
-                return function(*args, **kwargs)
-
-        return with_mode
-
-
-class _GradModeBlock:
-    """A context manager and decorator that sets the grad mode to `mode` inside, then restores it."""
-
-    mode: bool
-
-    def __init__(self) -> None:
-        self._previous: list[bool] = []  # a stack, so that one object can be entered twice, nested
-
-    def __enter__(self) -> None:
-        self._previous.append(grad_mode.enabled)
-        grad_mode.enabled = self.mode
-
-    def __exit__(self, *exc_info: Any) -> None:
-        grad_mode.enabled = self._previous.pop()
-
-    def __call__(self, function: Callable) -> Callable:
-        block = type(self)
-
-        @functools.wraps(function)
-        def with_mode(*args: Any, **kwargs: Any) -> Any:
-            with block():
-                return function(*args, **kwargs)
-
-        return with_mode
-
-
-class no_grad(_GradModeBlock):
-    """Context manager and decorator: ops inside record no graph (for evaluation and sampling).
-
-        with mg.no_grad():
-            logits, _ = model(idx)
-    """
-
-    mode = False
-
-
-class enable_grad(_GradModeBlock):
-    """Context manager and decorator: ops inside record a graph again, even within `no_grad`."""
-
-    mode = True
 
 
 def sum_to(gx: Any, shape: tuple[int, ...]) -> Any:
@@ -137,17 +60,19 @@ def sum_to(gx: Any, shape: tuple[int, ...]) -> Any:
     return gx
 
 
-def topological_order(root: Tensor, constants: bool = False) -> list[Tensor]:
-    """Every tensor that `root` depends on and that requires grad, each after its inputs.
+def topological_order(roots: Tensor | Sequence[Tensor], constants: bool = False,
+                      stop: Collection[int] = ()) -> list[Tensor]:
+    """Every tensor that `roots` (one tensor or several) depend on and that requires grad, each after its inputs.
 
-    With `constants`, also the inputs that need no gradient (a drawing shows them too). An iterative
-    depth-first search: a tensor is pushed once to be expanded (its inputs pushed) and once more to
-    be emitted, after all of its inputs have been emitted. The order depends only on the graph's
-    structure (inputs are visited left to right), never on ids or sets.
+    With `constants`, also the inputs that need no gradient (a drawing shows them too). The tensors whose
+    ids are in `stop` are included but not expanded: their inputs are left out (`local_grads` uses it).
+    An iterative depth-first search: a tensor is pushed once to be expanded (its inputs pushed) and once
+    more to be emitted, after all of its inputs have been emitted. The order depends only on the graph's
+    structure (roots and inputs are visited left to right), never on ids or sets.
     """
     order: list[Tensor] = []
     visited: set[int] = set()
-    stack: list[tuple[Tensor, bool]] = [(root, False)]
+    stack: list[tuple[Tensor, bool]] = [(root, False) for root in reversed(_as_list(roots))]
     while stack:
         tensor, inputs_done = stack.pop()
         if inputs_done:
@@ -157,7 +82,7 @@ def topological_order(root: Tensor, constants: bool = False) -> list[Tensor]:
             continue
         visited.add(id(tensor))
         stack.append((tensor, True))
-        if tensor._ctx is not None:
+        if tensor._ctx is not None and id(tensor) not in stop:
             for parent in reversed(tensor._ctx.parents):  # reversed: visit inputs left to right
                 if (constants or parent.requires_grad) and id(parent) not in visited:
                     stack.append((parent, False))
@@ -169,6 +94,7 @@ def backward(
     grad: Any,
     retain_graph: bool = False,
     on_step: Callable[[Tensor, Any], None] | None = None,
+    create_graph: bool = False,
 ) -> None:
     """Backpropagate `grad` (a backend array shaped like `root`) to every leaf that requires grad.
 
@@ -178,53 +104,201 @@ def backward(
     complete, in the order the engine visits tensors (anomaly detection and the backward
     animation listen here). An op whose input was updated in place after it ran raises a
     RuntimeError instead of using a stale saved input.
+
+    With `create_graph`, `grad` is a Tensor and every op's backward runs on tensors (higher_order.py),
+    so the gradients are tensors with a graph of their own, which can be differentiated again.
     """
-    order = topological_order(root)
-    grads: dict[int, Any] = {id(root): grad}
+    _propagate(topological_order(root), {id(root): grad}, retain_graph, create_graph, on_step)
+
+
+def grad(
+    outputs: Tensor | Sequence[Tensor],
+    inputs: Tensor | Sequence[Tensor],
+    grad_outputs: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool = False,
+) -> tuple[Tensor | None, ...]:
+    """The gradients of `outputs` with respect to `inputs`, as `torch.autograd.grad`; `.grad` is left alone.
+
+    Args:
+        outputs: a tensor or a sequence of tensors (their gradients add up, as if they were summed).
+        inputs: a tensor or a sequence of tensors that require grad; leaves or intermediate tensors.
+        grad_outputs: the upstream gradient of each output (a Tensor, an array, or None for a scalar
+            output, which gets 1); one value, or a sequence with one entry per output.
+        retain_graph: keep the graph's buffers for another backward; by default, what `create_graph` is.
+        create_graph: record a graph of the gradients themselves, so that they can be differentiated
+            again (a Hessian-vector product, Newton's method); see higher_order.py.
+        allow_unused: give None for an input that the outputs do not depend on, instead of raising.
+
+    Returns a tuple with one gradient per input, shaped like it.
+    """
+    outputs, inputs = _as_list(outputs), _as_list(inputs)
+    if grad_outputs is None or not isinstance(grad_outputs, (list, tuple)):
+        grad_outputs = [grad_outputs] * len(outputs) if grad_outputs is None or len(outputs) == 1 else grad_outputs
+    if len(grad_outputs) != len(outputs):
+        raise ValueError(f"grad: {len(grad_outputs)} grad_outputs for {len(outputs)} outputs; give one per output")
+    for i, x in enumerate(inputs):
+        if not x.requires_grad:
+            raise RuntimeError(f"grad: input {i} (shape {x.shape}) does not require grad, so it has no gradient; "
+                               "make it with requires_grad=True")
+    seeds: dict[int, Any] = {}
+    for i, (y, g) in enumerate(zip(outputs, grad_outputs)):
+        seed = seed_gradient(y, g, create_graph, i)
+        seeds[id(y)] = seed if id(y) not in seeds else seeds[id(y)] + seed
+    wanted = {id(x) for x in inputs}
+    retain_graph = create_graph if retain_graph is None else retain_graph
+    found = _propagate(topological_order(outputs), seeds, retain_graph, create_graph, wanted=wanted)
+    grads: list[Tensor | None] = []
+    for i, x in enumerate(inputs):
+        if id(x) not in found:
+            if not allow_unused:
+                raise RuntimeError(f"grad: input {i} (shape {x.shape}) was not used to compute the outputs; pass "
+                                   "allow_unused=True to get None for it")
+            grads.append(None)
+        else:
+            grads.append(_as_gradient(*found[id(x)]))
+    return tuple(grads)
+
+
+def local_grads(y: Tensor, gy: Tensor, inputs: Sequence[Tensor]) -> tuple[Tensor | None, ...]:
+    """The partial derivatives of `y` with respect to `inputs`, each input taken as a leaf (the graph is not
+    followed past it), as tensors with a graph of their own; an input used twice gets its gradient once.
+
+    higher_order.py differentiates an op's composed twin with it, so the inputs are the op's own.
+    """
+    stop = {id(x) for x in inputs if x.requires_grad}
+    found = _propagate(topological_order(y, stop=stop), {id(y): gy}, True, True, wanted=stop, stop=True)
+    grads: list[Tensor | None] = []
+    for x in inputs:
+        grads.append(_as_gradient(*found.pop(id(x))) if id(x) in found else None)
+    return tuple(grads)
+
+
+def seed_gradient(y: Tensor, grad: Any, create_graph: bool, output: int | None = None) -> Any:
+    """The gradient that backward starts from at `y`: ones for a scalar, else `grad` (a Tensor or an array
+    shaped like y), as a backend array, or as a Tensor when the gradients record a graph of their own.
+
+    `output` is y's position among `mg.grad`'s outputs, for the error messages (None: `y.backward()`).
+    """
+    from minigrad.tensor import ShapeError, Tensor, _raw
+
+    who, subject, arg = ("backward()", "this tensor", "grad") if output is None else \
+        ("grad", f"output {output}", f"grad_outputs[{output}]")
+    if not y.requires_grad:
+        raise RuntimeError(f"{who}: {subject} does not require grad: it was made under no_grad(), or from tensors "
+                           "none of which has requires_grad=True")
+    if grad is None:
+        if y.data.size != 1:
+            raise RuntimeError(f"{who}: {arg} can be omitted only for a scalar output, not shape {y.shape}")
+        array = backend.get_array_module(y.data).ones_like(y.data)
+    else:
+        array = grad.data if create_graph and isinstance(grad, Tensor) else _raw(grad, y.device)
+        if array.shape != y.shape:
+            raise ShapeError(f"{who}: {arg} has shape {array.shape}, the tensor {y.shape}")
+        if create_graph and isinstance(grad, Tensor):  # it may have a graph of its own: keep it
+            return grad if grad.device == y.device and grad.dtype == y.dtype else grad.to(y.device, y.dtype)
+        array = array.astype(y.dtype, copy=False)
+    return Tensor._make(array, False) if create_graph else array
+
+
+def _propagate(
+    order: list[Tensor],
+    grads: dict[int, Any],
+    retain_graph: bool,
+    create_graph: bool,
+    on_step: Callable[[Tensor, Any], None] | None = None,
+    wanted: set[int] | None = None,
+    stop: bool = False,
+) -> dict[int, tuple[Any, bool]]:
+    """The chain rule over `order`, from the gradients in `grads` (keyed by tensor id); see `backward`.
+
+    With `wanted` (the ids of `grad`'s inputs), nothing is accumulated into `.grad`: only the ops on a path
+    to a wanted tensor run, and the wanted tensors' gradients are returned as {id: (gradient, owned)};
+    with `stop`, the graph is not followed past them.
+    """
+    if wanted is not None:
+        order = _leading_to(order, wanted)
+    found: dict[int, tuple[Any, bool]] = {}
     # Gradients are accumulated in place only into buffers that no one else holds ("owned"): an op
     # may hand the same array to two inputs (add returns gy twice), or a view of gy (reshape), and
     # adding into such an array in place would corrupt the other gradient. An owned buffer can also
     # become a leaf's .grad without a copy.
     owned: set[int] = set()
-    for tensor in reversed(order):
-        gy = grads.pop(id(tensor), None)
-        if gy is None:
-            continue  # no path from root reaches this tensor's gradient
-        if on_step is not None:
-            on_step(tensor, gy)
-        ctx = tensor._ctx
-        if ctx is None or tensor._retains_grad:
-            tensor._accumulate_grad(gy, owned=id(tensor) in owned)
-        if ctx is None:
-            continue
-        if ctx.released:
-            raise RuntimeError(
-                f"backward through the graph a second time ({ctx.name} already released its saved "
-                "buffers); call backward(retain_graph=True) the first time if you need to"
-            )
-        if [parent._version for parent in ctx.parents] != ctx.input_versions:
-            _refuse_changed_input(ctx)
-        gxs = ctx.backward(gy)
-        if not isinstance(gxs, tuple):
-            gxs = (gxs,)
-        if anomaly_hook is not None:
-            anomaly_hook.backward(ctx, gxs)
-        for parent, gx, needed in zip(ctx.parents, gxs, ctx.needs_input_grad):
-            if not needed or gx is None:
+    if create_graph:
+        from minigrad.higher_order import backward_on_tensors  # here: it imports the ops, which import this module
+    previous_mode = grad_mode.enabled
+    grad_mode.enabled = create_graph  # recording the gradients' own graph, or nothing
+    try:
+        for tensor in reversed(order):
+            gy = grads.pop(id(tensor), None)
+            if gy is None:
+                continue  # no path from the roots reaches this tensor's gradient
+            if on_step is not None:
+                on_step(tensor, gy.data if create_graph else gy)
+            ctx = tensor._ctx
+            if wanted is None:
+                if ctx is None or tensor._retains_grad:
+                    tensor._accumulate_grad(gy, owned=id(tensor) in owned)
+            elif id(tensor) in wanted:
+                found[id(tensor)] = (gy, id(tensor) in owned)
+                if stop:
+                    continue
+            if ctx is None:
                 continue
-            gx = sum_to(gx, parent.shape)
-            key = id(parent)
-            if key not in grads:
-                grads[key] = gx
-                if _is_fresh(gx, gy, gxs):
+            if ctx.released:
+                raise RuntimeError(
+                    f"backward through the graph a second time ({ctx.name} already released its saved buffers); "
+                    "pass retain_graph=True to the first backward() or mg.grad() if you need to"
+                )
+            if [parent._version for parent in ctx.parents] != ctx.input_versions:
+                _refuse_changed_input(ctx)
+            gxs = backward_on_tensors(ctx, gy, tensor) if create_graph else ctx.backward(gy)
+            if not isinstance(gxs, tuple):
+                gxs = (gxs,)
+            if anomaly_hook is not None:
+                anomaly_hook.backward(ctx, [getattr(gx, "data", gx) for gx in gxs] if create_graph else gxs)
+            for parent, gx, needed in zip(ctx.parents, gxs, ctx.needs_input_grad):
+                if not needed or gx is None:
+                    continue
+                gx = sum_to(gx, parent.shape)
+                key = id(parent)
+                if key not in grads:
+                    grads[key] = gx
+                    if _is_fresh(gx, gy, gxs, create_graph):
+                        owned.add(key)
+                elif key in owned and not create_graph:
+                    grads[key] += gx
+                else:  # a new tensor (or array) that no one else holds
+                    grads[key] = grads[key] + gx
                     owned.add(key)
-            elif key in owned:
-                grads[key] += gx
-            else:
-                grads[key] = grads[key] + gx
-                owned.add(key)
-        if not retain_graph:
-            ctx.release()
+            if not retain_graph:
+                ctx.release()
+    finally:
+        grad_mode.enabled = previous_mode
+    return found
+
+
+def _leading_to(order: list[Tensor], wanted: set[int]) -> list[Tensor]:
+    """The tensors of `order` from which a wanted tensor can be reached: only their ops need to run."""
+    leading: set[int] = set()
+    for tensor in order:
+        if id(tensor) in wanted or tensor._ctx is not None and any(id(p) in leading for p in tensor._ctx.parents):
+            leading.add(id(tensor))
+    return [tensor for tensor in order if id(tensor) in leading]
+
+
+def _as_gradient(g: Any, owned: bool) -> Tensor:
+    """A gradient as `grad` returns it: a Tensor that shares its memory with nothing else."""
+    from minigrad.tensor import Tensor
+
+    if isinstance(g, Tensor):
+        return g if owned else g.clone()
+    return Tensor._make(g if owned else g.copy(), False)
+
+
+def _as_list(tensors: Any) -> list:
+    return list(tensors) if isinstance(tensors, (list, tuple)) else [tensors]
 
 
 def _refuse_changed_input(ctx: Any) -> None:
@@ -239,10 +313,13 @@ def _refuse_changed_input(ctx: Any) -> None:
             )
 
 
-def _is_fresh(gx: Any, gy: Any, gxs: tuple) -> bool:
+def _is_fresh(gx: Any, gy: Any, gxs: tuple, tensors: bool = False) -> bool:
     """Whether an op's returned gradient is a new array that only this input receives.
 
     Not fresh: gy itself, a view of any array (reshape, transpose and broadcast_to return views, and
-    a broadcast view is not even writable), or an array the op returned for two inputs.
+    a broadcast view is not even writable), or an array the op returned for two inputs. With `tensors`,
+    the same holds for the arrays of gradient tensors.
     """
+    if tensors:
+        gx, gy, gxs = gx.data, gy.data, tuple(getattr(g, "data", None) for g in gxs)
     return gx is not gy and getattr(gx, "base", None) is None and sum(g is gx for g in gxs) == 1

@@ -115,8 +115,19 @@ def backend_of(array: Any) -> Backend:
 
 
 def get_array_module(array: Any) -> Any:
-    """The array module (`numpy`, `cupy` or the stand-in) whose functions work on `array`."""
-    return backend_of(array).xp
+    """The array module (`numpy`, `cupy` or the stand-in) whose functions work on `array`.
+
+    A Tensor's is `minigrad.tensor_xp`, NumPy's names on tensors: an op's backward runs on tensors when the
+    gradients record a graph of their own (create_graph=True, higher_order.py).
+    """
+    backend = _by_array_type.get(type(array))
+    if backend is None and not isinstance(array, (np.generic, np.ndarray)):
+        from minigrad import tensor_xp  # (both import this module)
+        from minigrad.tensor import Tensor
+
+        if isinstance(array, Tensor):
+            return tensor_xp
+    return (backend or backend_of(array)).xp
 
 
 def device_of(array: Any) -> str:

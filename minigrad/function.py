@@ -24,7 +24,15 @@ class Function:
     `backward(gy)` receives the gradient of the output and returns the gradient of each input (a
     tuple, or a single array for one input), with the output's shape broadcast as the forward did;
     the engine sums it back to each input's shape. It must never modify `gy` in place.
+
+    For gradients that are differentiated again (create_graph=True) the same `backward` runs on tensors;
+    higher_order.py explains how, and what the attributes below declare: `is_linear` (y = A x for a fixed A),
+    `constants` (float buffers whose derivative is zero), `recompute` (buffers derived from the inputs, as
+    tensors), or a `composed(*inputs)` method (the same function from primitive ops) for a fused op.
     """
+
+    is_linear = False
+    constants: tuple[str, ...] = ()
 
     # `scope` (set only while mg.viz.record_modules runs) is a slot, so release() keeps it for drawing.
     __slots__ = ("parents", "needs_input_grad", "released", "created_at", "scope", "__dict__")
@@ -44,6 +52,11 @@ class Function:
 
     def backward(self, gy: Any) -> Any:
         raise NotImplementedError
+
+    def recompute(self, *inputs: Tensor, y: Tensor) -> dict[str, Tensor]:
+        """The saved buffers that are neither an input nor the output, computed again from the input tensors
+        (and the output `y`), for a backward on tensors (higher_order.py). Most ops save none."""
+        return {}
 
     def release(self) -> None:
         """Drop the buffers saved for backward; keep the graph's structure (parents) for drawing."""

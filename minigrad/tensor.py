@@ -188,35 +188,26 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods):
 
     # ----------------------------------------------------------------------------------------------
     # The backward pass
-    def backward(self, grad: Any = None, retain_graph: bool = False) -> None:
+    def backward(self, grad: Any = None, retain_graph: bool | None = None, create_graph: bool = False) -> None:
         """Compute the gradient of this tensor with respect to every leaf that requires grad.
 
         A scalar output needs no `grad`; otherwise `grad` (a Tensor or array shaped like this
         tensor) is the upstream gradient, dL/dself. Gradients accumulate into each leaf's `.grad`.
         After the call the graph's saved buffers are released unless `retain_graph=True`.
+        With `create_graph=True`, each `.grad` is a tensor with a graph of its own, which can be
+        differentiated again (higher_order.py); `retain_graph` then defaults to True, as in PyTorch.
+        `mg.grad` returns gradients instead of accumulating them.
         """
-        if not self.requires_grad:
-            raise RuntimeError(
-                "backward(): this tensor does not require grad: it was made under no_grad(), or from "
-                "tensors none of which has requires_grad=True"
-            )
-        xp = backend.get_array_module(self.data)
-        if grad is None:
-            if self.data.size != 1:
-                raise RuntimeError(
-                    f"backward(): grad can be omitted only for a scalar output, not shape {self.shape}"
-                )
-            grad = xp.ones_like(self.data)
-        else:
-            grad = _raw(grad, self.device)  # a Tensor, a NumPy array or an array already on this device
-            if grad.shape != self.shape:
-                raise ShapeError(f"backward(): grad has shape {grad.shape}, the tensor {self.shape}")
-            grad = grad.astype(self.dtype, copy=False)
-        autograd.backward(self, grad, retain_graph)
+        seed = autograd.seed_gradient(self, grad, create_graph)
+        autograd.backward(self, seed, create_graph if retain_graph is None else retain_graph, create_graph=create_graph)
 
     def _accumulate_grad(self, gx: Any, owned: bool) -> None:
-        """Add `gx` into `.grad`; the stored gradient never aliases another tensor's gradient."""
-        if self.grad is None:
+        """Add `gx` into `.grad`; the stored gradient never aliases another tensor's gradient.
+
+        A gradient tensor (create_graph) keeps its graph: it is added out of place, as in PyTorch."""
+        if isinstance(gx, Tensor):
+            self.grad = (gx if owned else gx.clone()) if self.grad is None else self.grad + gx
+        elif self.grad is None:
             self.grad = Tensor._make(gx if owned else gx.copy(), False)
         else:
             self.grad.data += gx
@@ -319,6 +310,25 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods):
         return self._compare(other, "not_equal")
 
     __hash__ = object.__hash__  # tensors are hashed by identity, as in PyTorch
+
+    # Logical operators on bool tensors (bitwise on integers), as in PyTorch: masks such as (x > 0) & (x < 1).
+    def __and__(self, other: Any) -> Tensor:
+        return self._bitwise(other, "bitwise_and")
+
+    def __or__(self, other: Any) -> Tensor:
+        return self._bitwise(other, "bitwise_or")
+
+    __rand__, __ror__ = __and__, __or__
+
+    def __invert__(self) -> Tensor:
+        return self._bitwise(None, "invert")
+
+    def _bitwise(self, other: Any, name: str) -> Tensor:
+        if self.dtype.kind == "f" or isinstance(other, float) or getattr(other, "dtype", self.dtype).kind == "f":
+            raise TypeError(f"{name}: only bool and integer tensors have it, not float (compare first: x > 0)")
+        if other is None:
+            return Tensor._make(backend.get_array_module(self.data).invert(self.data), False)
+        return self._compare(other, name)
 
     def __getitem__(self, index: Any) -> Tensor:
         """x[index] with PyTorch's rules (ops/indexing.py): ints, slices, None, ..., integer tensors,

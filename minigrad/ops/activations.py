@@ -108,6 +108,9 @@ class SiLU(Function):
         s = self.s
         return gy * (s * (1 + self.x * (1 - s)))
 
+    def recompute(self, x, *, y):
+        return {"s": x.sigmoid()}  # for a backward on tensors (higher_order.py)
+
 
 class Softplus(Function):
     """y = log(1 + exp(beta x)) / beta, or x where beta x > threshold;  dy/dx = sigmoid(beta x), or 1."""
@@ -126,6 +129,9 @@ class Softplus(Function):
 
     def backward(self, gy):
         return get_array_module(gy).where(self.linear, gy, gy * self.s)
+
+    def recompute(self, x, *, y):
+        return {"s": (x * self.beta).sigmoid()}  # for a backward on tensors (higher_order.py)
 
 
 class GELU(Function):
@@ -153,6 +159,12 @@ class GELU(Function):
         gx += self.cdf
         gx *= gy
         return gx
+
+    def composed(self, x):
+        """The same function from primitive ops, whose graph gives double backward (higher_order.py)."""
+        from minigrad import reference  # (it imports the ops)
+
+        return reference.gelu(x)
 
 
 def gelu_op(approximate: str) -> type[Function]:
@@ -207,3 +219,9 @@ class GELUTanh(Function):
         gx *= 0.5  # dy/dx = (1 + t + x (1 - t**2) du/dx) / 2
         gx *= gy
         return gx
+
+    def composed(self, x):
+        """The same function from primitive ops, whose graph gives double backward (higher_order.py)."""
+        from minigrad import reference  # (it imports the ops)
+
+        return reference.gelu_tanh(x)

@@ -67,6 +67,8 @@ class Div(Function):
 class Neg(Function):
     """y = -x;  dy/dx = -1."""
 
+    is_linear = True  # y = A x: for double backward its backward runs as an op (higher_order.py)
+
     def forward(self, x):
         return -x
 
@@ -180,6 +182,8 @@ class Square(Function):
 
 class Abs(Function):
     """y = |x|;  dy/dx = sign(x) (0 at x = 0, as in PyTorch)."""
+
+    constants = ("sign",)  # sign(x) is flat: its derivative is 0 (higher_order.py)
 
     def forward(self, x):
         xp = get_array_module(x)
@@ -320,6 +324,7 @@ class Cast(Function):
     """
 
     dtype: Any
+    is_linear = True
 
     def forward(self, x):
         self.source_dtype = x.dtype

@@ -31,6 +31,7 @@ class GetItem(Function):
 
     basic: Any  # a NumPy index of ints, slices, None and ..., or None when there is none
     advanced: Any  # a NumPy index holding arrays, or None when there is none
+    is_linear = True  # y = A x: for double backward its backward runs as an op (higher_order.py)
 
     def forward(self, x):
         self.source_shape, self.dtype = x.shape, x.dtype
@@ -53,6 +54,7 @@ class Gather(Function):
 
     dim: int
     index: Any  # an integer array with x's number of dims
+    is_linear = True
 
     def forward(self, x):
         self.source_shape, self.dtype = x.shape, x.dtype

@@ -15,7 +15,7 @@ from typing import Any
 from minigrad.backend import get_array_module
 from minigrad.function import Function
 from minigrad.ops.nn import check_ids, stable_log_softmax
-from minigrad.tensor import ShapeError
+from minigrad.tensor import ShapeError, Tensor
 
 
 def class_rows(op: str, scores: Any, target: Any) -> tuple[Any, Any]:
@@ -105,6 +105,14 @@ class CrossEntropy(Function):
         gz *= row_scale(gy, self.total_weight, self.reduction, gz.shape[0])
         return restore_layout(gz, self.shape)
 
+    def composed(self, logits):
+        """The same loss from primitive ops, whose graph gives double backward (higher_order.py)."""
+        from minigrad import reference  # (it imports the ops)
+
+        weight = None if self.cast_weight is None else Tensor._make(self.cast_weight, False)
+        return reference.cross_entropy(logits, self.targets, weight, self.ignore_index, self.reduction,
+                                       self.label_smoothing)
+
 
 class NLLLoss(Function):
     """loss_i = -w_t x_i[t_i] for log-probabilities x (0 for an ignored row);  gx_i[t_i] = -w_t, 0 elsewhere,
@@ -114,6 +122,7 @@ class NLLLoss(Function):
     weight: Any
     ignore_index: int
     reduction: str
+    is_linear = True  # y = A x: for double backward its backward runs as an op (higher_order.py)
 
     def forward(self, log_probs):
         xp = get_array_module(log_probs)
@@ -154,3 +163,7 @@ class BinaryCrossEntropy(Function):
         gx = gy * (x - t) / xp.maximum(x * (1 - x), 1e-12)
         gt = gy * (self.log_1mx - self.log_x) if self.needs_input_grad[1] else None
         return gx, gt
+
+    def recompute(self, x, t, *, y):
+        """The clamped logs, for a backward on tensors (higher_order.py)."""
+        return {"log_x": x.log().clamp(min=-100), "log_1mx": (1 - x).log().clamp(min=-100)}

@@ -126,6 +126,13 @@ class LayerNorm(Function):
         gx *= self.rstd
         return tuple(g.astype(self.dtype, copy=False) for g in (gx, *grads))
 
+    def composed(self, x, weight=None, bias=None):
+        """The same function from primitive ops, whose graph gives double backward (higher_order.py)."""
+        from minigrad import reference  # (it imports the ops)
+
+        inputs = (t if t is None or t.dtype != np.float16 else t.float() for t in (x, weight, bias))
+        return reference.layer_norm(*inputs, eps=self.eps).to(self.dtype)
+
 
 class Embedding(Function):
     """y = weight[ids] (one row per id);  gweight[i] = sum of gy over the positions where ids == i.
@@ -135,6 +142,7 @@ class Embedding(Function):
 
     ids: Any
     padding_idx: int | None = None
+    is_linear = True  # y = A weight: for double backward its backward runs as an op (higher_order.py)
 
     def forward(self, weight):
         check_ids("embedding", "id", self.ids, weight.shape[0])
@@ -154,6 +162,7 @@ class Dropout(Function):
     """y = x * mask / (1 - p), mask ~ Bernoulli(1 - p);  gx = gy * mask / (1 - p)."""
 
     keep: Any  # the mask already divided by (1 - p)
+    is_linear = True
 
     def forward(self, x):
         return x * self.keep
@@ -227,3 +236,20 @@ class ScaledDotProductAttention(Function):
         gk = xp.swapaxes(gs, -1, -2) @ self.q
         gk *= self.used_scale
         return gq, gk, gv
+
+    def composed(self, q, k, v):
+        """The same attention from primitive ops (reference.softmax), whose graph gives double backward."""
+        from minigrad import reference  # (it imports the ops)
+
+        xp = get_array_module(q.data)
+        scores = (q @ k.swapaxes(-1, -2)) * self.used_scale  # (..., T_q, T_k)
+        if self.is_causal:
+            scores = scores + causal_bias(xp, q.shape[-2], k.shape[-2], scores.dtype)
+        if self.mask is not None and self.mask.dtype == bool:
+            scores = scores.masked_fill(xp.broadcast_to(~self.mask, scores.shape), -math.inf)
+        elif self.mask is not None:
+            scores = scores + self.mask.astype(scores.dtype)
+        hidden = xp.isneginf(scores.data).all(axis=-1, keepdims=True)  # a query masked from every key: p = 0
+        p = reference.softmax(scores.masked_fill(xp.broadcast_to(hidden, scores.shape), 0.0), -1)
+        p = p.masked_fill(xp.broadcast_to(hidden, p.shape), 0.0)
+        return (p if self.keep is None else p * self.keep) @ v

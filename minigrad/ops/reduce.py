@@ -9,7 +9,9 @@ Read next: shape.py.
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -59,6 +61,7 @@ class Sum(Function):
 
     axis: tuple[int, ...] | None
     keepdims: bool
+    is_linear = True  # y = A x: for double backward its backward runs as an op (higher_order.py)
 
     def forward(self, x):
         self.shape = x.shape
@@ -74,6 +77,7 @@ class Mean(Function):
 
     axis: tuple[int, ...] | None
     keepdims: bool
+    is_linear = True
 
     def forward(self, x):
         require_float("mean", x)
@@ -97,6 +101,7 @@ class Amax(Function):
     keepdims: bool
     smallest: bool = False
     nan_wins: bool = False
+    constants = ("share",)  # piecewise constant: its derivative is 0 (higher_order.py)
 
     def forward(self, x):
         if x.size == 0 or reduced_count(x.shape, self.axis) == 0:
@@ -129,6 +134,7 @@ class TakeAlongDim(Function):
     indices: Any  # integer, shaped like x with the axis of size 1
     axis: int
     keepdims: bool
+    is_linear = True
 
     def forward(self, x):
         xp = get_array_module(x)
@@ -167,6 +173,11 @@ class Var(Function):
         gy = expand_reduced(gy, self.axis, self.keepdims, self.centered.ndim)
         return gy * self.centered * (2 / self.divisor)
 
+    constants = ("divisor",)  # (a count)
+
+    def recompute(self, x, *, y):
+        return {"centered": x - x.mean(self.axis, keepdim=True)}  # for a backward on tensors (higher_order.py)
+
 
 class Std(Function):
     """y = sqrt(var(x));  dy/dx = (x - m) / ((n - correction) y), and 0 where y = 0 (a constant slice), as in
@@ -184,6 +195,12 @@ class Std(Function):
     def backward(self, gy):
         gy = expand_reduced(gy, self.axis, self.keepdims, self.y.ndim)
         return self.var.backward(get_array_module(gy).where(self.y == 0, 0, gy / (2 * self.y)))
+
+    def composed(self, x):
+        """sqrt(var(x)) from the Var op, 0 where var is 0, as above: its graph gives double backward."""
+        var = Var.apply(x, axis=self.axis, keepdims=self.keepdims, correction=self.correction)
+        constant = var.data == 0
+        return var.masked_fill(constant, 1.0).sqrt().masked_fill(constant, 0.0)
 
 
 class Prod(Function):
@@ -210,11 +227,23 @@ class Prod(Function):
         others = others.reshape(self.x.shape) if self.axis is None else xp.moveaxis(others, -1, self.axis[0])
         return others * expand_reduced(gy, self.axis, self.keepdims, self.x.ndim)
 
+    def composed(self, x):
+        """The product as a chain of multiplications (there is no cumprod op): its graph gives double backward."""
+        flat, axis = (x.reshape(-1), 0) if self.axis is None else (x, self.axis[0])
+        factors = [flat[(slice(None),) * axis + (i,)] for i in range(flat.shape[axis])]
+        if not factors:
+            return x.sum(self.axis, keepdim=self.keepdims) * 0 + 1  # an empty product is 1
+        y = functools.reduce(operator.mul, factors)
+        if not self.keepdims:
+            return y
+        return y.reshape([1 if self.axis is None or a == axis else n for a, n in enumerate(x.shape)])
+
 
 class CumSum(Function):
     """y_i = x_1 + ... + x_i along axis;  gx_j = gy_j + ... + gy_n (a cumulative sum from the end)."""
 
     axis: int
+    is_linear = True
 
     def forward(self, x):
         return get_array_module(x).cumsum(x, axis=self.axis, dtype=accumulator(x.dtype))
@@ -246,6 +275,9 @@ class LogSumExp(Function):
     def backward(self, gy):
         xp = get_array_module(gy)
         return expand_reduced(gy, self.axis, self.keepdims, self.x.ndim) * xp.exp(self.x - self.y)
+
+    def recompute(self, x, *, y):
+        return {"y": expand_reduced(y, self.axis, self.keepdims, x.ndim)}  # the output with its reduced axes
 
 
 class Norm(Function):
@@ -285,3 +317,6 @@ class Norm(Function):
             return xp.where(y == 0, 0, gy * (x / safe_y))
         ratio = xp.abs(x) / safe_y
         return xp.where((y == 0) | (x == 0), 0, gy * xp.sign(x) * ratio ** (self.p - 1))
+
+    def recompute(self, x, *, y):
+        return {"y": expand_reduced(y, self.axis, self.keepdims, x.ndim)}  # the output with its reduced axes

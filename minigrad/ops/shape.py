@@ -20,6 +20,7 @@ class Reshape(Function):
     """y = x with a new shape (same elements, same order);  gx = gy reshaped back."""
 
     shape: tuple[int, ...]
+    is_linear = True  # y = A x: for double backward its backward runs as an op (higher_order.py)
 
     def forward(self, x):
         self.source_shape = x.shape
@@ -33,6 +34,7 @@ class Permute(Function):
     """y = x with its dims reordered (y's dim i is x's dim dims[i]);  gx = gy with the inverse order."""
 
     dims: tuple[int, ...]
+    is_linear = True
 
     def forward(self, x):
         return x.transpose(self.dims)
@@ -49,6 +51,7 @@ class Expand(Function):
     """
 
     shape: tuple[int, ...]
+    is_linear = True
 
     def forward(self, x):
         return get_array_module(x).broadcast_to(x, self.shape)
@@ -61,6 +64,7 @@ class Repeat(Function):
     """y = x tiled `repeats` times along each dim (torch's repeat, NumPy's tile);  gx = the sum of gy's tiles."""
 
     repeats: tuple[int, ...]
+    is_linear = True
 
     def forward(self, x):
         self.source_shape = x.shape
@@ -79,6 +83,7 @@ class Flip(Function):
     """y = x with the order of its elements reversed along `dims`;  gx = gy reversed along them again."""
 
     dims: tuple[int, ...]
+    is_linear = True
 
     def forward(self, x):
         return get_array_module(x).flip(x, axis=self.dims)
@@ -91,6 +96,7 @@ class Tril(Function):
     """y = x on and below the `diagonal`-th diagonal of the last two dims, else 0;  gx = tril(gy), the same mask."""
 
     diagonal: int
+    is_linear = True
 
     def forward(self, x):
         return get_array_module(x).tril(x, self.diagonal)
@@ -103,6 +109,7 @@ class Triu(Function):
     """y = x on and above the `diagonal`-th diagonal of the last two dims, else 0;  gx = triu(gy), the same mask."""
 
     diagonal: int
+    is_linear = True
 
     def forward(self, x):
         return get_array_module(x).triu(x, self.diagonal)
@@ -142,6 +149,8 @@ class Stack(Function):
 class Clone(Function):
     """y = a copy of x in its own memory (torch.clone);  gx = gy."""
 
+    is_linear = True
+
     def forward(self, x):
         return x.copy()
 
@@ -153,6 +162,7 @@ class ToDevice(Function):
     """y = x copied to another device;  gx = gy copied back."""
 
     device: str
+    is_linear = True
 
     def forward(self, x):
         self.source_device = backend.device_of(x)

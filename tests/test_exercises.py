@@ -84,6 +84,17 @@ class DivWrongSign(sol00.Div):
         return gy / self.b, gy * self.a / self.b**2
 
 
+def nth_derivative_without_create_graph(f, x, n):
+    y = f(x)
+    for _ in range(n):
+        (y,) = mg.grad(y.sum(), x)  # the derivative comes back without a graph: the next round fails
+    return y
+
+
+def nth_derivative_one_too_many(f, x, n):
+    return sol00.nth_derivative(f, x, n + 1)
+
+
 def bigram_counts_fancy_index(ids, V):
     counts = np.zeros((V, V))
     counts[ids[:-1], ids[1:]] += 1  # repeated pairs are counted once
@@ -393,6 +404,8 @@ WRONG = [
     ("0.4", sum_to_leading_only, "大小为 1 的轴也被广播过"),
     ("0.4", sum_to_in_place, "不要原地修改 g"),
     ("0.5", DivWrongSign, "符号反了"),
+    ("0.6", nth_derivative_without_create_graph, "create_graph=True"),
+    ("0.6", nth_derivative_one_too_many, "n + 1 阶导数"),
     ("1.1", lambda V: math.log2(V), "以 2 为底"),
     ("1.2", bigram_counts_fancy_index, "np.add.at"),
     ("1.2", bigram_counts_transposed, "行列反了"),

@@ -18,14 +18,15 @@
 #
 # > **成千上万个参数的梯度，计算机是怎么一次算出来的？**
 #
-# 我们分六步走，每一步都是一个你能亲手跑、亲眼看到结果的小实验：
+# 我们分七步走，每一步都是一个你能亲手跑、亲眼看到结果的小实验：
 #
 # 1. 手算一个导数，再用数值方法（有限差分）核对；
 # 2. 在一个小算式上走一遍链式法则；
 # 3. 在本文件里写一个约 60 行的标量自动求导引擎 `Value`，并踩一次 `b = a + a` 的坑；
 # 4. 换成 minigrad 的张量，用 `mg.gradcheck` 检查梯度；
 # 5. 看清广播（broadcasting）为什么要求反向传播里有 `sum_to`；
-# 6. 把计算图画出来，一帧一帧地看反向传播。
+# 6. 把计算图画出来，一帧一帧地看反向传播；
+# 7. 对梯度再求导：tanh 的高阶导数、牛顿法、海森矩阵乘向量。
 #
 # 每个结论后面都跟着一个 `assert`：如果哪天代码改坏了、结论不再成立，运行本文件就会报错。
 #
@@ -34,13 +35,14 @@
 # %% [markdown]
 # **学完这一讲，你能**：用中心差分核对任何一个导数，并说清步长 $h$ 为什么不能太大也不能太小；
 # 写出一个运算的 `backward`（一个 `mg.Function` 子类），并用 `mg.gradcheck` 证明它是对的；
-# 解释一个值用了两次、或者被广播过时，它的梯度为什么要加起来。
+# 解释一个值用了两次、或者被广播过时，它的梯度为什么要加起来；
+# 用 `mg.grad(..., create_graph=True)` 对梯度再求导，并说清二阶导数为什么让牛顿法几步就收敛。
 #
 # **用时**（在 2 核 CPU 上实测的 CPU 时间；机器忙时墙钟时间更长）：
-# 运行本讲，快速版约 5 秒，完整版约 5 秒；最后有 5 道练习。
+# 运行本讲，快速版约 7 秒，完整版约 7 秒；最后有 6 道练习。
 
 # %%
-from tutorials.course import FIGURES, show_figure, show_image  # first: it limits BLAS threads before NumPy loads
+from tutorials.course import FIGURES, QUICK, label, show_figure, show_image  # first: it limits BLAS threads
 
 # isort: split
 import math
@@ -535,6 +537,224 @@ tL.backward()
 assert [t.grad.item() for t in (ta, tb, tc, tg)] == [by_hand[k] for k in "abcg"]
 
 # %% [markdown]
+# ## 7. 导数的导数：反向传播也是一个计算
+#
+# 到目前为止，minigrad 的反向传播都在 NumPy 数组上进行：算得快，而且什么也不记录。可是仔细看第 4 节的
+# `Sin.backward`：它不过是 `np.cos(self.x) * gy`，一次余弦、一次乘法——**反向传播本身也是一串普通的运算**。
+# 如果像前向那样把这些运算也记进计算图，就能对“梯度”再求一次导，得到二阶导数；再求一次，得到三阶……
+#
+# `mg.grad(y, x, create_graph=True)` 就是这个开关：它返回 $\partial y/\partial x$，而且这个梯度是一个
+# **带着自己计算图的张量**，可以接着求导。（不加 `create_graph` 时，反向传播仍走快速的数组路径，训练不受任何影响；
+# 引擎怎样让每个运算的 `backward` 也能在张量上运行，见 `minigrad/higher_order.py` 开头的说明。）
+#
+# ### 7.1 tanh 的 1 到 4 阶导数
+#
+# 从 $y = \tanh(x)$ 出发，连续四次 `mg.grad(..., create_graph=True)`，每次都对上一次的结果求导。
+# 记 $t = \tanh x$，手算的结果是：$y' = 1 - t^2$，$y'' = -2t(1-t^2)$，$y''' = (1-t^2)(6t^2-2)$，
+# $y'''' = 8t(1-t^2)(2-3t^2)$。
+
+# %%
+def tanh_derivatives_by_hand(t):
+    """The 1st to 4th derivatives of tanh, written with t = tanh(x)."""
+    return [1 - t**2, -2 * t * (1 - t**2), (1 - t**2) * (6 * t**2 - 2), 8 * t * (1 - t**2) * (2 - 3 * t**2)]
+
+
+x = mg.tensor(0.5, requires_grad=True, dtype="float64")
+x.name = "x"
+derivative = x.tanh()
+derivatives = []
+for _ in range(4):
+    (derivative,) = mg.grad(derivative, x, create_graph=True)  # a tensor with a graph: it can be differentiated again
+    derivatives.append(derivative)
+by_hand_tanh = tanh_derivatives_by_hand(math.tanh(0.5))
+for order, (d, expected) in enumerate(zip(derivatives, by_hand_tanh), start=1):
+    print(f"order {order}: minigrad {d.item():+.12f}   by hand {expected:+.12f}")
+    assert abs(d.item() - expected) < 1e-12
+
+# %% [markdown]
+# 每一阶导数都是一个张量，它“记得”自己是怎么算出来的，所以能画出它的计算图。一阶导数 $1 - t^2$ 的图里有
+# 4 个运算：前向的 `Tanh`，加上反向传播里的 $t \cdot t$、$1 - t^2$ 和乘上游梯度的那一次乘法。
+#
+# **先猜一猜**：每多求一阶导数，计算图会变大多少？四阶导数的图里大约有多少个运算：8 个？20 个？还是更多？
+
+# %%
+op_counts = [sum(t.grad_fn is not None for t in mg.viz.walk(d)) for d in derivatives]
+print("ops in the graph of the 1st to 4th derivative:", op_counts)
+assert op_counts[0] == 4
+assert all(later > 2 * earlier for earlier, later in zip(op_counts[1:], op_counts[2:]))  # from order 2 on: doubling
+
+if HAVE_DOT:
+    fig, axes = plt.subplots(1, 4, figsize=(14, 7), gridspec_kw={"width_ratios": [1, 1.2, 1.6, 2.4]})
+    for order, (d, ax) in enumerate(zip(derivatives, axes), start=1):
+        path = mg.viz.draw_to_file(d, FIGURES / f"00_tanh_derivative_{order}", format="png", rankdir="TB")
+        ax.imshow(plt.imread(path))
+        count = op_counts[order - 1]
+        ax.set_title(label(f"{order} 阶导数：{count} 个运算", f"order {order}: {count} ops"))
+        ax.axis("off")
+    fig.suptitle(label("tanh 各阶导数的计算图（自上而下计算）", "The graphs of tanh's derivatives (computed top down)"))
+    fig.tight_layout()
+    show_figure(fig, "00_tanh_derivative_graphs.png")
+else:
+    for order, d in enumerate(derivatives, start=1):
+        (FIGURES / f"00_tanh_derivative_{order}.dot").write_text(mg.viz.to_dot(d, rankdir="TB"))
+    print("note: Graphviz `dot` is not installed; wrote figures/00_tanh_derivative_*.dot")
+
+# %% [markdown]
+# 图长得很快：$n$ 阶导数的图包含 $n-1$ 阶导数的整张图（那是它的“前向”），再加上对这张图做反向传播新添的运算。
+# 这也是高阶导数昂贵的原因。实践中最常用的是二阶：它刻画曲率，下面两个例子都靠它。
+#
+# 先把四条导数曲线画出来。$x$ 取一整排点时，`tanh` 逐元素作用，第 $i$ 个输出只依赖第 $i$ 个输入，
+# 所以对**求和**之后的标量求导，得到的正好是每个点各自的导数——这是对逐元素函数求导的常用技巧。
+
+# %%
+xs = mg.tensor(np.linspace(-3, 3, 121), requires_grad=True, dtype="float64")
+curves = [xs.tanh()]
+for _ in range(4):
+    (next_curve,) = mg.grad(curves[-1].sum(), xs, create_graph=True)
+    curves.append(next_curve)
+for order, (curve, expected) in enumerate(zip(curves[1:], tanh_derivatives_by_hand(np.tanh(xs.numpy()))), start=1):
+    assert np.allclose(curve.numpy(), expected, atol=1e-12), order
+
+fig, ax = plt.subplots(figsize=(7, 4.5))
+for order, curve in enumerate(curves):
+    name = "tanh(x)" if order == 0 else label(f"{order} 阶导数", f"derivative {order}")
+    ax.plot(xs.numpy(), curve.numpy(), lw=2.5 if order == 0 else 1.5, label=name)
+ax.set_xlabel("x")
+ax.set_title(label("tanh 与它的 1 到 4 阶导数（minigrad 逐阶求出）", "tanh and its derivatives 1 to 4 (by minigrad)"))
+ax.grid(alpha=0.3)
+ax.legend()
+fig.tight_layout()
+show_figure(fig, "00_tanh_derivatives.png")
+
+# %% [markdown]
+# ### 7.2 牛顿法：用曲率决定步长
+#
+# 梯度下降每步走 $x \leftarrow x - \eta f'(x)$，学习率 $\eta$ 全程固定。它两头为难：
+# $\eta$ 必须小到在最陡的地方也不冲过头，可到了谷底附近曲线很平，$f'(x)$ 很小，同样小的 $\eta$ 让每一步都挪得很慢。
+#
+# 牛顿法用二阶导数（曲率）来定步长：$x \leftarrow x - f'(x)/f''(x)$。这正是在 $x$ 处用抛物线近似 $f$、
+# 直接跳到抛物线最低点的一步；离最低点越近，近似越准，误差大约每步平方一次（$10^{-2} \to 10^{-4} \to 10^{-8}$）。
+#
+# 取 $f(x) = \cosh x - x/2$，最低点在 $f'(x) = \sinh x - 1/2 = 0$，即 $x^* = \operatorname{asinh}(1/2)$。
+# 从 $x = 5$ 出发（那里曲率 $f''(5) = \cosh 5 \approx 74$，谷底的曲率只有 $\cosh x^* \approx 1.1$），
+# 要求误差小于 $10^{-10}$。梯度下降的学习率我们试一排（发散的不算），取其中最快的。
+#
+# **先猜一猜**：最好的学习率下，梯度下降要走多少步？牛顿法呢？
+
+# %%
+def f_valley(x):
+    return (x.exp() + (-x).exp()) / 2 - x / 2  # cosh(x) - x / 2
+
+
+X_STAR, X_START, TOL = math.asinh(0.5), 5.0, 1e-10
+
+
+def gradient_descent(lr, max_steps=2000):
+    """The number of steps to within TOL of the minimum (None if it diverges), and the error after each."""
+    x = mg.tensor(X_START, requires_grad=True, dtype="float64")
+    errors = [abs(X_START - X_STAR)]
+    while errors[-1] > TOL:
+        if len(errors) > max_steps or errors[-1] > 50:
+            return None, errors
+        (g,) = mg.grad(f_valley(x), x)
+        with mg.no_grad():
+            x -= lr * g
+        errors.append(abs(x.item() - X_STAR))
+    return len(errors) - 1, errors
+
+
+def newton(max_steps=50):
+    x = mg.tensor(X_START, requires_grad=True, dtype="float64")
+    errors = [abs(X_START - X_STAR)]
+    while errors[-1] > TOL and len(errors) <= max_steps:
+        (g,) = mg.grad(f_valley(x), x, create_graph=True)  # f'(x), with a graph
+        (h,) = mg.grad(g, x)  # f''(x): the derivative of the derivative
+        with mg.no_grad():
+            x -= g / h
+        errors.append(abs(x.item() - X_STAR))
+    return len(errors) - 1, errors
+
+
+learning_rates = [0.04, 0.08, 0.12, 0.16, 0.2] if QUICK else [round(0.02 * k, 2) for k in range(1, 11)]
+gd_runs = {lr: gradient_descent(lr) for lr in learning_rates}
+for lr, (steps, _) in gd_runs.items():
+    print(f"gradient descent, lr = {lr:.2f}: " + (f"{steps} steps" if steps is not None else "diverges"))
+best_lr = min((lr for lr in gd_runs if gd_runs[lr][0] is not None), key=lambda lr: gd_runs[lr][0])
+gd_steps, gd_errors = gd_runs[best_lr]
+newton_steps, newton_errors = newton()
+print(f"best gradient descent: {gd_steps} steps (lr = {best_lr});  Newton's method: {newton_steps} steps")
+assert newton_steps <= 10 and gd_steps >= 100
+assert gd_runs[learning_rates[-1]][0] is None  # a larger learning rate does not help: it diverges
+
+fig, ax = plt.subplots(figsize=(7, 4.5))
+ax.semilogy(gd_errors, ".-", ms=3, label=label(f"梯度下降（lr = {best_lr}）", f"gradient descent (lr = {best_lr})"))
+ax.semilogy(newton_errors, "o-", label=label("牛顿法", "Newton's method"))
+ax.axhline(TOL, color="gray", ls="--", lw=1)
+ax.set_xlabel(label("步数", "step"))
+ax.set_ylabel("|x - x*|")
+ax.set_title(label("最小化 cosh(x) - x/2：牛顿法几步就到", "Minimising cosh(x) - x/2: Newton needs a few steps"))
+ax.grid(alpha=0.3)
+ax.legend()
+fig.tight_layout()
+show_figure(fig, "00_newton_vs_gradient_descent.png")
+
+# %% [markdown]
+# 牛顿法的误差线先缓后陡：离谷底远时抛物线近似不准，它也只是一步步往下挪；一旦靠近，误差每步平方一次，
+# 两三步就从 $10^{-2}$ 掉到 $10^{-10}$ 以下。梯度下降在对数坐标上是一条直线：每步误差只乘上一个固定的因子。
+# 学习率再大一点，它在起点那个陡坡上就冲过了头，发散了。
+#
+# ### 7.3 海森矩阵乘向量（Hessian-vector product）
+#
+# 参数不止一个时，二阶导数是一个矩阵：海森矩阵 $H_{ij} = \partial^2 f / \partial w_i \partial w_j$。
+# 一百万个参数的海森矩阵有 $10^{12}$ 个数，根本存不下。但很多方法（牛顿-共轭梯度、曲率分析、影响函数）
+# 只需要它乘一个向量 $v$，而 $Hv$ 只要两次反向传播：
+#
+# $$Hv = \nabla_w\big(\nabla_w f(w) \cdot v\big)$$
+#
+# 先求带计算图的梯度 $g = \nabla f$，再对标量 $g \cdot v$ 求一次导。用梯度的中心差分核对：
+# $Hv \approx \big(\nabla f(w + \epsilon v) - \nabla f(w - \epsilon v)\big) / 2\epsilon$。
+
+# %%
+inputs_hv = mg.tensor(rng.standard_normal((30, 8)), dtype="float64")
+targets_hv = mg.tensor(rng.standard_normal(30), dtype="float64")
+
+
+def fit_loss(w):
+    return ((inputs_hv @ w).tanh() - targets_hv).square().mean()
+
+
+w = mg.tensor(0.5 * rng.standard_normal(8), requires_grad=True, dtype="float64")
+v = mg.tensor(rng.standard_normal(8), dtype="float64")
+(g_w,) = mg.grad(fit_loss(w), w, create_graph=True)
+(hv,) = mg.grad((g_w * v).sum(), w, retain_graph=True)
+
+
+def gradient_at(values):
+    point = mg.tensor(values, requires_grad=True, dtype="float64")
+    return mg.grad(fit_loss(point), point)[0].numpy()
+
+
+eps = 1e-5
+hv_numeric = (gradient_at(w.numpy() + eps * v.numpy()) - gradient_at(w.numpy() - eps * v.numpy())) / (2 * eps)
+print("H v by double backward:    ", np.round(hv.numpy(), 6))
+print("H v by central differences:", np.round(hv_numeric, 6))
+assert np.allclose(hv.numpy(), hv_numeric, rtol=1e-6, atol=1e-9)
+
+# The whole Hessian, one row per backward pass through g (fine for 8 parameters, impossible for a million):
+hessian = np.stack([mg.grad(g_w[i], w, retain_graph=True)[0].numpy() for i in range(8)])
+assert np.allclose(hessian, hessian.T, atol=1e-12)  # mixed partial derivatives commute
+assert np.allclose(hessian @ v.numpy(), hv.numpy(), atol=1e-12)
+print("the full 8 x 8 Hessian is symmetric, and H @ v equals the double-backward H v")
+
+# %% [markdown]
+# 二阶导数也要核对：`mg.gradgradcheck(fn, inputs)` 之于二阶导数，正如 `mg.gradcheck` 之于一阶导数——
+# 它把 `create_graph=True` 记下的梯度当成一个新函数，再用中心差分检查它的导数。minigrad 的测试对每个运算都跑了它。
+
+# %%
+assert mg.gradgradcheck(fit_loss, [w])
+print("gradgradcheck passed for the loss above")
+
+# %% [markdown]
 # ## 小结
 #
 # - 导数可以数值估计，但每个参数都要算两次前向；反向传播一次就得到全部梯度。
@@ -542,13 +762,16 @@ assert [t.grad.item() for t in (ta, tb, tc, tg)] == [by_hand[k] for k in "abcg"]
 # - 一个值被用了几次，梯度就要**加**几次；忘了累加不会报错，只会悄悄算错。
 # - 广播在前向里复制，在反向里求和（`sum_to`），这件事在引擎里统一做一次。
 # - `mg.gradcheck` 用中心差分核对每个梯度，写新运算时先让它通过。
+# - 反向传播本身也是计算：`mg.grad(..., create_graph=True)` 把它记成图，于是能求二阶、三阶导数——
+#   牛顿法靠曲率几步走到谷底，海森矩阵乘向量只要两次反向传播，`mg.gradgradcheck` 核对二阶导数。
 #
 # 下一讲，我们就用这台引擎训练第一个语言模型：猜下一个字。
 #
 # ## 练习
 #
-# 5 道练习在 `tutorials/exercises/lecture00.py` 里：中心差分（0.1）、`Mul` 和 `Tanh` 的反向传播（0.2、0.3）、
-# `sum_to`（0.4）、推导 `Div` 的反向传播（0.5）。打开那个文件，把每个 `raise NotImplementedError` 换成你的代码，
+# 6 道练习在 `tutorials/exercises/lecture00.py` 里：中心差分（0.1）、`Mul` 和 `Tanh` 的反向传播（0.2、0.3）、
+# `sum_to`（0.4）、推导 `Div` 的反向传播（0.5）、任意逐元素函数的 n 阶导数（0.6）。
+# 打开那个文件，把每个 `raise NotImplementedError` 换成你的代码，
 # 再运行下面这一格（或在终端里运行 `python -m tutorials.exercises check 00`）：检查器逐题告诉你对了没有，
 # 错了的话用一句话说出错在哪。也可以在本 Notebook 里新建一格写函数，直接交给检查器，例如 `check("0.4", sum_to)`。
 

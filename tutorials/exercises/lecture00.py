@@ -72,3 +72,11 @@ class Div(mg.Function):
 
     def backward(self, gy):
         raise NotImplementedError
+
+
+# 练习 0.6 ★★ n 阶导数：对导数再求导
+# f 对张量逐元素作用（例如 lambda t: t.sin() * t）。返回 f 在 x 的每个元素处的 n 阶导数（n ≥ 1），形状同 x。
+# 讲义第 7 节对 tanh 做过：mg.grad(..., create_graph=True) 返回的导数带着自己的计算图，可以接着求导。
+# x 有多个元素时 f(x) 不是标量：讲义 7.1 节画导数曲线时用了什么办法？
+def nth_derivative(f, x: mg.Tensor, n: int) -> mg.Tensor:
+    raise NotImplementedError

@@ -47,3 +47,12 @@ class Div(mg.Function):
 
     def backward(self, gy):
         return gy / self.b, -gy * self.a / self.b**2
+
+
+def nth_derivative(f, x: mg.Tensor, n: int) -> mg.Tensor:
+    y = f(x)
+    for _ in range(n):
+        # f acts elementwise, so the derivative of the sum with respect to x_i is the derivative at x_i; with
+        # create_graph the result keeps a graph, and the next round can differentiate it again.
+        (y,) = mg.grad(y.sum(), x, create_graph=True)
+    return y

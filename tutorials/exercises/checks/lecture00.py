@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+import minigrad as mg
 from minigrad.autograd import sum_to as engine_sum_to
 from tutorials.exercises.grading import (
     Exercise,
@@ -109,10 +110,44 @@ def check_div(Div) -> str:
     return "通过：想一想，b 接近 0 时，b 的梯度为什么会爆炸？"
 
 
+# f, its name, and its n-th derivative in closed form (n = 0 gives f itself).
+NTH_DERIVATIVE_CASES = [
+    (lambda t: t.sin() * t, "x·sin(x)",
+     lambda x, n: x * np.sin(x + n * np.pi / 2) + n * np.sin(x + (n - 1) * np.pi / 2)),
+    (lambda t: (2 * t).exp(), "exp(2x)", lambda x, n: 2.0**n * np.exp(2 * x)),
+]
+
+NTH_DERIVATIVE_HINTS = {
+    "does not require grad": "再求一次导时，上一次得到的导数已经没有计算图了：每次 mg.grad 都要加 create_graph=True",
+    "can be omitted only for a scalar output": "x 有多个元素，f(x) 不是标量：先 .sum() 再求导"
+                                               "（f 逐元素作用，和对 x_i 的导数就是 f 在 x_i 处的导数）",
+}
+
+
+def check_nth_derivative(nth_derivative) -> str:
+    points = np.linspace(-2, 2, 9)
+    for f, name, exact in NTH_DERIVATIVE_CASES:
+        for n in (1, 2, 3):
+            x = mg.tensor(points, requires_grad=True, dtype="float64")
+            try:
+                got = nth_derivative(f, x, n)
+            except RuntimeError as error:  # minigrad's own words for the two usual slips: say what they mean
+                hints = [hint for cause, hint in NTH_DERIVATIVE_HINTS.items() if cause in str(error)]
+                if not hints:
+                    raise
+                raise Wrong(hints[0]) from error
+            compare(got, exact(points, n), f"{name} 的 {n} 阶导数", suspects=[
+                (exact(points, n - 1), "差了一阶：你的结果是 n − 1 阶导数，要恰好求 n 次导"),
+                (exact(points, n + 1), "差了一阶：你的结果是 n + 1 阶导数，要恰好求 n 次导"),
+            ])
+    return "通过：导数也是带计算图的张量，所以能一直求下去；图也一阶比一阶大"
+
+
 EXERCISES = [
     Exercise("0.1", "central_difference", "中心差分估计导数", 1, check_central_difference),
     Exercise("0.2", "Mul", "乘法的反向传播", 1, check_mul),
     Exercise("0.3", "Tanh", "tanh 的反向传播", 2, check_tanh),
     Exercise("0.4", "sum_to", "sum_to：把广播过的梯度加回去", 2, check_sum_to),
     Exercise("0.5", "Div", "除法的反向传播", 3, check_div),
+    Exercise("0.6", "nth_derivative", "n 阶导数：对导数再求导", 2, check_nth_derivative),
 ]

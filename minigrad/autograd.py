@@ -134,14 +134,14 @@ def grad(
     Returns a tuple with one gradient per input, shaped like it.
     """
     outputs, inputs = _as_list(outputs), _as_list(inputs)
-    if grad_outputs is None or not isinstance(grad_outputs, (list, tuple)):
-        grad_outputs = [grad_outputs] * len(outputs) if grad_outputs is None or len(outputs) == 1 else grad_outputs
+    if not isinstance(grad_outputs, (list, tuple)):
+        grad_outputs = [grad_outputs] * len(outputs) if grad_outputs is None else [grad_outputs]
     if len(grad_outputs) != len(outputs):
         raise ValueError(f"grad: {len(grad_outputs)} grad_outputs for {len(outputs)} outputs; give one per output")
     for i, x in enumerate(inputs):
         if not x.requires_grad:
-            raise RuntimeError(f"grad: input {i} (shape {x.shape}) does not require grad, so it has no gradient; "
-                               "make it with requires_grad=True")
+            fix = "make it with requires_grad=True" if x.dtype.kind == "f" else f"a {x.dtype} tensor has no gradient"
+            raise RuntimeError(f"grad: input {i} (shape {x.shape}) does not require grad, so it has no gradient; {fix}")
     seeds: dict[int, Any] = {}
     for i, (y, g) in enumerate(zip(outputs, grad_outputs)):
         seed = seed_gradient(y, g, create_graph, i)
@@ -181,13 +181,15 @@ def seed_gradient(y: Tensor, grad: Any, create_graph: bool, output: int | None =
 
     `output` is y's position among `mg.grad`'s outputs, for the error messages (None: `y.backward()`).
     """
-    from minigrad.tensor import ShapeError, Tensor, _raw
+    from minigrad.tensor import ShapeError, Tensor, _raw  # (tensor.py imports this module)
 
     who, subject, arg = ("backward()", "this tensor", "grad") if output is None else \
         ("grad", f"output {output}", f"grad_outputs[{output}]")
     if not y.requires_grad:
-        raise RuntimeError(f"{who}: {subject} does not require grad: it was made under no_grad(), or from tensors "
-                           "none of which has requires_grad=True")
+        why = (f"it is {y.dtype}, and integers and bools (argmax's indices, comparisons) have no gradient"
+               if y.dtype.kind != "f" else "it was made under no_grad(), or from tensors none of which requires grad "
+               "(a gradient that does not depend on its inputs, as relu's or a linear function's, is such a constant)")
+        raise RuntimeError(f"{who}: {subject} does not require grad: {why}")
     if grad is None:
         if y.data.size != 1:
             raise RuntimeError(f"{who}: {arg} can be omitted only for a scalar output, not shape {y.shape}")
@@ -223,7 +225,8 @@ def _propagate(
     # Gradients are accumulated in place only into buffers that no one else holds ("owned"): an op
     # may hand the same array to two inputs (add returns gy twice), or a view of gy (reshape), and
     # adding into such an array in place would corrupt the other gradient. An owned buffer can also
-    # become a leaf's .grad without a copy.
+    # become a leaf's .grad without a copy. (With create_graph the gradients are tensors, always added out
+    # of place; owned then only says whether one can become a .grad without a clone.)
     owned: set[int] = set()
     if create_graph:
         from minigrad.higher_order import backward_on_tensors  # here: it imports the ops, which import this module

@@ -122,10 +122,11 @@ def get_array_module(array: Any) -> Any:
     """
     backend = _by_array_type.get(type(array))
     if backend is None and not isinstance(array, (np.generic, np.ndarray)):
-        from minigrad import tensor_xp  # (both import this module)
-        from minigrad.tensor import Tensor
+        from minigrad.tensor import Tensor  # (tensor.py and tensor_xp.py import this module)
 
         if isinstance(array, Tensor):
+            from minigrad import tensor_xp
+
             return tensor_xp
     return (backend or backend_of(array)).xp
 

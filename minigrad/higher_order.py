@@ -123,6 +123,7 @@ class Transposed(Function):
     __slots__ = ("label",)  # survives release(), so a drawing can still name the node
     op: Function
     flipped: bool = False
+    is_linear = True  # (its backward on tensors flips it: see _backward_on_tensors)
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)

@@ -47,13 +47,19 @@ def check_double_backward(op, fn, arrays, device):
     assert mg.gradgradcheck(fn, xs)
 
 
+def shapes(**kwargs):
+    """Smaller shapes than the first-derivative tests draw (sides of at most 2): gradgradcheck perturbs every
+    element of the inputs and of the upstream gradient, each time running a forward and a backward."""
+    return S.shapes(**{"max_side": 2, **kwargs})
+
+
 def unary(fn, values=S.floats):
-    return lambda data: (fn, [data.draw(values(data.draw(S.shapes())))])
+    return lambda data: (fn, [data.draw(values(data.draw(shapes())))])
 
 
 def binary(fn, a_values=S.floats, b_values=S.floats):
     def draw(data):
-        shape_a, shape_b = data.draw(S.broadcastable_shapes(2))
+        shape_a, shape_b = data.draw(S.broadcastable_shapes(2, max_side=2))
         return fn, [data.draw(a_values(shape_a)), data.draw(b_values(shape_b))]
     return draw
 
@@ -69,7 +75,7 @@ def positive(shape):
 def reduction(method, values=S.floats, unbiased=False):
     """x.method(dim, keepdim) over drawn dims (each slice with two elements or more when `unbiased`)."""
     def draw(data):
-        x = data.draw(values(data.draw(S.shapes(min_dims=int(unbiased), min_side=1 + unbiased))))
+        x = data.draw(values(data.draw(shapes(min_dims=int(unbiased), min_side=1 + unbiased))))
         dim, keepdim = data.draw(S.axes(x.ndim)), data.draw(S.keepdims)
         return (lambda t: getattr(t, method)(dim, keepdim=keepdim)), [x]
     return draw
@@ -78,68 +84,68 @@ def reduction(method, values=S.floats, unbiased=False):
 def power_scalar(data):
     exponent = data.draw(st.sampled_from([2, 3, -1, 0.5, 0]))
     values = S.floats if exponent in (2, 3, 0) else positive
-    return (lambda t: t**exponent), [data.draw(values(data.draw(S.shapes())))]
+    return (lambda t: t**exponent), [data.draw(values(data.draw(shapes())))]
 
 
 def maximum_or_minimum(name):
     def draw(data):
-        shape_a, shape_b = data.draw(S.broadcastable_shapes(2))
+        shape_a, shape_b = data.draw(S.broadcastable_shapes(2, max_side=2))
         a, b = data.draw(S.floats(shape_a, avoid=(0,), gap=0.2)), data.draw(S.floats(shape_b, -0.1, 0.1))  # no ties
         return (lambda x, y: getattr(x, name)(y) * x), [a, b]
     return draw
 
 
 def clamp(data):
-    x = data.draw(S.floats(S.shapes(), avoid=(-1.0, 1.0), gap=0.3))
+    x = data.draw(S.floats(shapes(), avoid=(-1.0, 1.0), gap=0.3))
     low, high = data.draw(S.floats((), -1.1, -0.9)), data.draw(S.floats((), 0.9, 1.1))  # no ties with x
     return (lambda t, lo, hi: t.clamp(lo, hi) * t), [x, low, high]
 
 
 def masked_fill(data):
-    x = data.draw(S.floats(S.shapes(min_dims=1)))
+    x = data.draw(S.floats(shapes(min_dims=1)))
     mask = data.draw(S.masks(S.shapes_broadcasting_to(x.shape)))
     return (lambda t: t.masked_fill(mask, -1.5) * t), [x]
 
 
 def where(data):
-    shape_c, shape_a, shape_b = data.draw(S.broadcastable_shapes(3))
+    shape_c, shape_a, shape_b = data.draw(S.broadcastable_shapes(3, max_side=2))
     cond = data.draw(S.masks(shape_c))
     return (lambda a, b: mg.where(cond, a * b, b)), [data.draw(S.floats(shape_a)), data.draw(S.floats(shape_b))]
 
 
 def cast(data):  # float64 to float64: a float32 round trip would be too coarse for finite differences
-    return (lambda t: ops.elementwise.Cast.apply(t, dtype=np.dtype(np.float64)) * t), [data.draw(S.floats(S.shapes()))]
+    return (lambda t: ops.elementwise.Cast.apply(t, dtype=np.dtype(np.float64)) * t), [data.draw(S.floats(shapes()))]
 
 
 def to_device(data):
     def fn(t):
         other = "strict" if t.device == "cpu" else "cpu"
         return (t.to(other) * t.to(other)).to(t.device)
-    return fn, [data.draw(S.floats(S.shapes()))]
+    return fn, [data.draw(S.floats(shapes()))]
 
 
 def take_along_dim(data):
-    x = data.draw(S.distinct_floats(data.draw(S.shapes(min_dims=1))))
+    x = data.draw(S.distinct_floats(data.draw(shapes(min_dims=1))))
     dim, keepdim = data.draw(st.integers(-x.ndim, x.ndim - 1)), data.draw(S.keepdims)
     return (lambda t: t.max(dim, keepdim).values ** 2), [x]
 
 
 def prod(data):
-    x = data.draw(S.floats(data.draw(S.shapes())))
+    x = data.draw(S.floats(data.draw(shapes())))
     dim = None if x.ndim == 0 or data.draw(st.booleans()) else data.draw(st.integers(-x.ndim, x.ndim - 1))
     keepdim = data.draw(S.keepdims)
     return (lambda t: t.prod(dim, keepdim=keepdim)), [x]
 
 
 def cumsum(data):
-    x = data.draw(S.floats(data.draw(S.shapes(min_dims=1))))
+    x = data.draw(S.floats(data.draw(shapes(min_dims=1))))
     dim = data.draw(st.integers(-x.ndim, x.ndim - 1))
     return (lambda t: t.cumsum(dim) * t), [x]
 
 
 def norm(data):
     p = data.draw(st.sampled_from([1, 2, 3, float("inf")]))
-    shape = data.draw(S.shapes())
+    shape = data.draw(shapes())
     if p == float("inf"):  # distinct magnitudes: no ties for the largest
         magnitudes = data.draw(S.distinct_floats(shape))
         x = (magnitudes - magnitudes.min() + 0.5) * data.draw(S.floats(shape).map(np.sign).map(lambda a: a + (a == 0)))
@@ -150,44 +156,44 @@ def norm(data):
 
 
 def reshape(data):
-    x = data.draw(S.floats(S.shapes()))
+    x = data.draw(S.floats(shapes()))
     return (lambda t: t.reshape(-1) * t.reshape(-1)), [x]
 
 
 def permute(data):
-    x = data.draw(S.floats(S.shapes()))
+    x = data.draw(S.floats(shapes()))
     dims = data.draw(st.permutations(range(x.ndim)))
     return (lambda t: t.permute(*dims) ** 2), [x]
 
 
 def expand(data):
-    x = data.draw(S.floats(S.shapes(max_dims=3, max_side=2)))
+    x = data.draw(S.floats(shapes(max_dims=3, max_side=2)))
     sizes = [2, *(2 if n == 1 else n for n in x.shape)]
     return (lambda t: t.expand(*sizes) ** 2), [x]
 
 
 def repeat(data):
-    x = data.draw(S.floats(S.shapes(max_dims=2, max_side=2)))
+    x = data.draw(S.floats(shapes(max_dims=2, max_side=2)))
     repeats = [data.draw(st.integers(1, 2)) for _ in range(x.ndim + data.draw(st.integers(0, 1)))]
     return (lambda t: t.repeat(*repeats) ** 2), [x]
 
 
 def flip(data):
-    x = data.draw(S.floats(S.shapes(min_dims=1)))
+    x = data.draw(S.floats(shapes(min_dims=1)))
     dims = data.draw(st.lists(st.integers(0, x.ndim - 1), min_size=1, unique=True))
     return (lambda t: t.flip(dims) * t), [x]
 
 
 def triangle(method):
     def draw(data):
-        x = data.draw(S.floats(S.shapes(min_dims=2)))
+        x = data.draw(S.floats(shapes(min_dims=2)))
         diagonal = data.draw(st.integers(-2, 2))
         return (lambda t: getattr(t, method)(diagonal) * t), [x]
     return draw
 
 
 def concat(data):
-    x = data.draw(S.floats(S.shapes(min_dims=1, max_side=2)))
+    x = data.draw(S.floats(shapes(min_dims=1, max_side=2)))
     dim = data.draw(st.integers(-x.ndim, x.ndim - 1))
     y_shape = tuple(data.draw(st.integers(1, 2)) if d == dim % x.ndim else n for d, n in enumerate(x.shape))
     y = data.draw(S.floats(y_shape))
@@ -195,23 +201,23 @@ def concat(data):
 
 
 def stack(data):
-    shape = data.draw(S.shapes(max_side=2))
+    shape = data.draw(shapes(max_side=2))
     dim = data.draw(st.integers(-len(shape) - 1, len(shape)))
     return (lambda a, b: mg.stack([a * b, b], dim)), [data.draw(S.floats(shape)), data.draw(S.floats(shape))]
 
 
 def clone(data):
-    return (lambda t: t.clone() * t), [data.draw(S.floats(S.shapes()))]
+    return (lambda t: t.clone() * t), [data.draw(S.floats(shapes()))]
 
 
 def get_item(data):
-    x = data.draw(S.floats(S.shapes(min_dims=1)))
+    x = data.draw(S.floats(shapes(min_dims=1)))
     index = (data.draw(S.integer_ids((3,), x.shape[0])), Ellipsis)  # repeats are likely: gradients add up
     return (lambda t: t[index] ** 2), [x]
 
 
 def gather(data):
-    x = data.draw(S.floats(S.shapes(min_dims=1)))
+    x = data.draw(S.floats(shapes(min_dims=1)))
     dim = data.draw(st.integers(0, x.ndim - 1))
     index = data.draw(S.integer_ids(x.shape, x.shape[dim]))
     return (lambda t: t.gather(dim, index) ** 2), [x]
@@ -236,14 +242,14 @@ def linear(data):
 
 def softmax(method):
     def draw(data):
-        x = data.draw(S.floats(S.shapes(min_dims=1)))
+        x = data.draw(S.floats(shapes(min_dims=1)))
         dim = data.draw(st.integers(-x.ndim, x.ndim - 1))
         return (lambda t: getattr(t, method)(dim)), [x]
     return draw
 
 
 def layer_norm(data):
-    shape = data.draw(S.shapes(min_dims=1, max_dims=3).filter(lambda s: s[-1] >= 2))
+    shape = data.draw(shapes(min_dims=1, max_dims=3).filter(lambda s: s[-1] >= 2))
     x = data.draw(S.distinct_floats(shape))  # spread-out rows: variance well above eps
     params = [data.draw(S.floats(shape[-1:])) for _ in range(data.draw(st.integers(0, 2)))]
     return (lambda a, *wb: F.layer_norm(a, a.shape[-1:], *wb)), [x, *params]
@@ -251,12 +257,12 @@ def layer_norm(data):
 
 def embedding(data):
     weight = data.draw(S.floats((data.draw(st.integers(1, 4)), data.draw(st.integers(1, 3)))))
-    ids = data.draw(S.integer_ids(S.shapes(max_dims=2), weight.shape[0]))
+    ids = data.draw(S.integer_ids(shapes(max_dims=2), weight.shape[0]))
     return (lambda w: F.embedding(ids, w) ** 2), [weight]
 
 
 def dropout(data):  # the op itself, with a fixed mask: F.dropout draws a new one on every call
-    x = data.draw(S.floats(S.shapes()))
+    x = data.draw(S.floats(shapes()))
     keep = data.draw(S.masks(x.shape)).astype(np.float64) * 2.0
     return (lambda t: ops.nn.Dropout.apply(t, keep=mg.tensor(keep, device=t.device).data) ** 2), [x]
 
@@ -289,7 +295,7 @@ def nll_loss(data):
 
 
 def binary_cross_entropy(data):
-    shape = data.draw(S.shapes())
+    shape = data.draw(shapes())
     p, t = data.draw(S.floats(shape, 0.05, 0.95)), data.draw(S.floats(shape, 0.0, 1.0))
     return (lambda a, b: F.binary_cross_entropy(a, b, reduction="sum")), [p, t]
 

@@ -67,6 +67,21 @@ def test_grad_errors_are_pytorchs(device):
         mg.grad(x * x, x, [np.ones(2), np.ones(2)])
 
 
+def test_what_cannot_be_differentiated_says_why(device):
+    x = tensor([0.5, -1.0, 2.0], device)
+    with pytest.raises(RuntimeError, match="output 0 does not require grad: it is int64, and integers and bools"):
+        mg.grad(x.argmax(), x)
+    values, indices = x.max(0)
+    with pytest.raises(RuntimeError, match="input 0 .* does not require grad.*a int64 tensor has no gradient"):
+        mg.grad(values, indices)
+    (g,) = mg.grad(x.relu().sum(), x, create_graph=True)  # 1 where x > 0: a constant, with no graph
+    assert g.numpy().tolist() == [1.0, 0.0, 1.0] and not g.requires_grad
+    with pytest.raises(RuntimeError, match=r"does not require grad: .*relu's or a linear function's"):
+        mg.grad(g.sum(), x)
+    (g,) = mg.grad(values**2, x, create_graph=True)  # but max(dim)'s values differentiate twice
+    assert g.numpy().tolist() == [0.0, 0.0, 4.0] and mg.grad(g.sum(), x)[0].numpy().tolist() == [0.0, 0.0, 2.0]
+
+
 def test_a_freed_graph_refuses_a_second_grad_and_retain_graph_keeps_it(device):
     x = tensor([0.5, 1.0], device)
     y = x.tanh().sum()
@@ -245,6 +260,20 @@ def test_recorded_gradients_can_be_drawn():
     assert large.count("->") > small.count("->")  # the second derivative's graph is larger
     (gs,) = mg.grad((x.reshape(1, 1).expand(2, 3) ** 2).sum(), x, create_graph=True)
     assert "Expand.backward" in mg.viz.to_dot(gs)  # a linear op's backward, run as an op
+    steps = mg.viz.gradient_norms(g2.sum())  # the backward animation's pass, through the gradient's graph
+    assert steps[-1].tensor is x and abs(steps[-1].norm - abs(mg.grad(g2.sum(), x)[0].item())) < 1e-12
+
+
+def test_masks_combine_with_and_or_not_as_in_pytorch(device):
+    x = mg.tensor([-1.0, 0.5, 2.0], device=device)
+    inside, far = (x > 0) & (x < 1), (x < -0.5) | (x > 1.5)
+    assert inside.numpy().tolist() == [False, True, False] and far.numpy().tolist() == [True, False, True]
+    assert (~inside).numpy().tolist() == [True, False, True] and inside.dtype == np.bool_
+    ints = mg.tensor([6, 3], device=device)
+    assert (ints & 5).numpy().tolist() == [4, 1] and (ints | 1).numpy().tolist() == [7, 3]  # bitwise, as PyTorch
+    assert (~ints).numpy().tolist() == [-7, -4]
+    with pytest.raises(TypeError, match="bitwise_and: only bool and integer tensors"):
+        x & x
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -27,6 +27,10 @@ op the engine calls `backward_on_tensors(ctx, gy, y)`, which takes one of three 
    composed twin (reference.py) computes the same function from primitive ops: the engine runs it again on the
    input tensors and differentiates it with `autograd.local_grads`, which records the graph.
 
+What has no derivative gets none: argmax, indices and comparisons give integer or bool tensors outside the
+graph, and a gradient that does not depend on the inputs (relu's is gy times a 0/1 mask) is a constant;
+`mg.grad` says which when asked to differentiate one.
+
 So every op keeps its forward and backward side by side, on arrays, as the fast path needs them, and double
 backward costs a line or two per op where it costs anything. tests/test_double_backward.py runs `gradgradcheck`
 (gradcheck.py) on every op class, and fails for an op class it does not know.

@@ -546,6 +546,8 @@ assert [t.grad.item() for t in (ta, tb, tc, tg)] == [by_hand[k] for k in "abcg"]
 # `mg.grad(y, x, create_graph=True)` 就是这个开关：它返回 $\partial y/\partial x$，而且这个梯度是一个
 # **带着自己计算图的张量**，可以接着求导。（不加 `create_graph` 时，反向传播仍走快速的数组路径，训练不受任何影响；
 # 引擎怎样让每个运算的 `backward` 也能在张量上运行，见 `minigrad/higher_order.py` 开头的说明。）
+# `mg.grad(outputs, inputs)` 与 PyTorch 的 `torch.autograd.grad` 相同：梯度作为元组直接返回，不写进 `.grad`；
+# `loss.backward(create_graph=True)` 也可以，只是结果照常累加在各个 `.grad` 里。
 #
 # ### 7.1 tanh 的 1 到 4 阶导数
 #

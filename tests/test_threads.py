@@ -83,3 +83,32 @@ def test_by_default_the_count_is_measured(monkeypatch, restore_threads):
     assert chooser.counts == [4, 2, 1] and "measured" in how
     chooser, how = thread_chooser(0, "cuda")
     assert len(chooser.counts) == 1 and "device" in how
+
+
+def test_in_chunks_splits_a_large_elementwise_computation_over_the_threads(restore_threads):
+    import numpy as np
+
+    from minigrad.threads import MIN_PARALLEL_SIZE, in_chunks
+
+    seen = []  # the size of each slice the kernel was given
+
+    def kernel(a, b):
+        seen.append(a.size)
+        return a * b + 1, np.exp(a)
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((MIN_PARALLEL_SIZE // 64, 130)).astype(np.float32)
+    b = rng.standard_normal((130, MIN_PARALLEL_SIZE // 64)).astype(np.float32).T  # not contiguous
+    mg.set_num_threads(3)
+    y, e = in_chunks(kernel, a, b)
+    assert len(seen) == 3 and sum(seen) == a.size  # three slices, one per thread, covering the array
+    assert y.shape == e.shape == a.shape and y.dtype == np.float32
+    np.testing.assert_array_equal(y, a * b + 1)
+    np.testing.assert_array_equal(e, np.exp(a))
+    seen.clear()
+    in_chunks(kernel, a[:2], b[:2])
+    assert seen == [a[:2].size]  # small: one call, no split
+    seen.clear()
+    mg.set_num_threads(1)
+    in_chunks(kernel, a, b)
+    assert seen == [a.size]  # one thread: the caller's

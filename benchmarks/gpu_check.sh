@@ -53,7 +53,7 @@ command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,dri
 
 if [ "$dry_run" = 1 ]; then
     say "DRY_RUN=1: GPU phases skipped; checking that each phase's command parses"
-    run 120 "tests (collection only)" "$python" -m pytest -q --collect-only tests
+    run 600 "tests (collection only)" "$python" -m pytest -q --collect-only tests
     run 120 "train/generate benchmark (help)" "$python" benchmarks/vs_torch.py --help
     run 120 "minigpt train (help)" "$python" -m minigpt train --help
     say ""

@@ -7,6 +7,7 @@ ratios minigrad / PyTorch. Peak memory is measured in separate processes (one pe
 growth of the resident set size over the process's size after start-up.
 
     python benchmarks/vs_torch.py                  # every row, 2 threads on both sides
+    python benchmarks/vs_torch.py --rows loaded    # gpt-small quiet, then beside one busy process per core
     python benchmarks/vs_torch.py --rows gpt-small --profile   # where minigrad's time goes
     python benchmarks/vs_torch.py --device cuda    # the GPU (CuPy against PyTorch CUDA)
 
@@ -41,6 +42,7 @@ import numpy as np
 import minigrad as mg
 import minigrad.functional as F
 from minigpt import GPT, GPTConfig
+from minigpt.threads import ThreadChooser, candidates
 from minigrad import nn, optim
 
 try:
@@ -53,7 +55,7 @@ GPT_ROWS = {
     "gpt-medium": dict(n_layer=6, n_head=8, n_embd=256, block_size=128, batch_size=16),
     "gpt-gpu": dict(n_layer=6, n_head=6, n_embd=384, block_size=256, batch_size=64),
 }
-TARGETS = {"mlp": 0.8, "gpt-small": 1.3, "gpt-medium": 1.2, "memory": 1.5}
+TARGETS = {"mlp": 0.8, "gpt-small": 1.0, "gpt-medium": 1.2, "memory": 1.5}
 VOCAB = 65
 
 
@@ -64,6 +66,7 @@ class Side:
     step: Callable[[], Any]
     name: str
     tokens: int = 0  # tokens one step trains on (GPT rows), for tokens per second
+    flops: float = 0.0  # the model's floating-point operations in one training step, for MFU
 
 
 # --------------------------------------------------------------------------------------------------
@@ -77,6 +80,9 @@ def mlp_sides(device: str, rng: np.random.Generator) -> tuple[Side, Side | None]
     opt = optim.AdamW(model.parameters(), lr=1e-3)
     xm, ym = mg.tensor(x, device=device), mg.tensor(y, device=device)
 
+    # forward 2 FLOPs per weight per example, backward twice that: 6 per weight per example
+    flops = 6.0 * 64 * (784 * 256 + 256 * 10)
+
     def minigrad_step() -> None:
         loss = F.cross_entropy(model(xm), ym)  # forward
         opt.zero_grad()
@@ -85,7 +91,7 @@ def mlp_sides(device: str, rng: np.random.Generator) -> tuple[Side, Side | None]
         synchronize(device)
 
     if torch is None:
-        return Side(minigrad_step, "minigrad"), None
+        return Side(minigrad_step, "minigrad", flops=flops), None
     tdev = torch_device(device)
     tmodel = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10)).to(tdev)
     with torch.no_grad():
@@ -101,7 +107,7 @@ def mlp_sides(device: str, rng: np.random.Generator) -> tuple[Side, Side | None]
         topt.step()
         torch_synchronize(device)
 
-    return Side(minigrad_step, "minigrad"), Side(torch_step, "torch")
+    return Side(minigrad_step, "minigrad", flops=flops), Side(torch_step, "torch", flops=flops)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -117,6 +123,7 @@ def gpt_sides(row: str, device: str, rng: np.random.Generator) -> tuple[Side, Si
     batches = [rng.integers(0, VOCAB, (batch_size, config.block_size + 1)) for _ in range(4)]
     counter = iter(range(10**9))
     tokens = batch_size * config.block_size
+    flops = gpt_step_flops(config, tokens)
 
     def minigrad_step() -> None:
         batch = batches[next(counter) % len(batches)]
@@ -128,7 +135,7 @@ def gpt_sides(row: str, device: str, rng: np.random.Generator) -> tuple[Side, Si
         synchronize(device)
 
     if torch is None:
-        return Side(minigrad_step, "minigrad", tokens), None
+        return Side(minigrad_step, "minigrad", tokens, flops), None
     from minigpt.testing.torch_gpt import load_minigpt
 
     tdev = torch_device(device)
@@ -146,7 +153,33 @@ def gpt_sides(row: str, device: str, rng: np.random.Generator) -> tuple[Side, Si
         topt.step()
         torch_synchronize(device)
 
-    return Side(minigrad_step, "minigrad", tokens), Side(torch_step, "torch", tokens)
+    return Side(minigrad_step, "minigrad", tokens, flops), Side(torch_step, "torch", tokens, flops)
+
+
+def gpt_step_flops(config: GPTConfig, tokens: int) -> float:
+    """A GPT training step's FLOPs, counted as nanoGPT's estimate_mfu (the PaLM paper's appendix B) does:
+    6 per weight per token (forward 2, backward 4), the position table left out, plus the attention scores
+    and their weighted sum, 12 * n_layer * n_embd * block_size per token."""
+    c, layers = config.n_embd, config.n_layer
+    weights = config.vocab_size * c + layers * 12 * c * c  # the (tied) token table and each block's matrices
+    return tokens * (6.0 * weights + 12.0 * layers * c * config.block_size)
+
+
+def sgemm_peak() -> dict[str, float]:
+    """The machine's float32 matrix-product speed (FLOP/s), best of a few 2048 x 2048 products, per library."""
+    n = 2048
+    a = np.random.default_rng(0).standard_normal((n, n), dtype=np.float32)
+    speeds = {"numpy": 2 * n**3 / min(_seconds(lambda: a @ a) for _ in range(5))}
+    if torch is not None:
+        t = torch.from_numpy(a)
+        speeds["torch"] = 2 * n**3 / min(_seconds(lambda: t @ t) for _ in range(5))
+    return speeds
+
+
+def _seconds(work: Callable[[], Any]) -> float:
+    start = time.perf_counter()
+    work()
+    return time.perf_counter() - start
 
 
 # --------------------------------------------------------------------------------------------------
@@ -166,6 +199,37 @@ def generation_sides(device: str) -> tuple[Side, Side]:
         return generate
 
     return Side(run(True), "cache"), Side(run(False), "recompute")
+
+
+# --------------------------------------------------------------------------------------------------
+# The loaded machine: gpt-small again, with one busy-looping process per core beside it
+
+
+def loaded_machine(device: str, repeats: int) -> dict[str, dict[str, Any]]:
+    """gpt-small's step times quiet and with one busy process per core: each side as a user gets it by default
+    (minigrad: the thread count minigpt train measures, threads.py; PyTorch: its own default threads)."""
+    a, b = sides_for("gpt-small", device)
+    chooser = ThreadChooser(candidates(os.cpu_count() or 1), every=10**9)  # one trial, in the warm-up
+    step = a.step
+
+    def minigrad_default_step() -> None:
+        chooser.before_step()
+        start = time.perf_counter()
+        step()
+        chooser.after_step(time.perf_counter() - start)
+
+    a = Side(minigrad_default_step, a.name, a.tokens, a.flops)
+    warmup = len(chooser.counts) * (chooser.trial_steps + 1) + 1
+    results = {"quiet": interleave(a, b, repeats, warmup)}
+    loops = [subprocess.Popen([sys.executable, "-c", "while True:\n    pass"]) for _ in range(os.cpu_count() or 1)]
+    try:
+        chooser.steps_since_trial = chooser.every  # a new trial: the machine has changed
+        results["loaded"] = interleave(a, b, repeats, warmup)
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
+    return results
 
 
 # --------------------------------------------------------------------------------------------------
@@ -310,8 +374,9 @@ def _class_at(filename: str, line: int) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rows", default="mlp,gpt-small,gpt-medium,generate,memory",
-                        help="comma-separated: mlp, gpt-small, gpt-medium, gpt-gpu, generate, memory")
+    parser.add_argument("--rows", default="mlp,gpt-small,gpt-medium,generate,memory,loaded",
+                        help="comma-separated: mlp, gpt-small, gpt-medium, gpt-gpu, generate, memory, loaded "
+                             "(gpt-small beside one busy process per core)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--repeats", type=int, default=15, help="timed steps of each side")
     parser.add_argument("--warmup", type=int, default=3)
@@ -333,7 +398,12 @@ def main() -> None:
     if torch is None:
         print("note: PyTorch is not installed; only minigrad's columns are measured")
 
-    print(f"device {args.device}, {args.repeats} interleaved steps after {args.warmup} warm-up, medians\n")
+    print(f"device {args.device}, {args.repeats} interleaved steps after {args.warmup} warm-up, medians")
+    peak = max(sgemm_peak().values()) if args.device == "cpu" else 0.0
+    if peak:
+        print(f"sgemm peak of this machine (2048 x 2048 float32, the faster library): {peak / 1e9:.0f} GFLOP/s; "
+              "MFU = the model's FLOPs per second / this peak")
+    print()
     print(f"{'row':12} {'minigrad ms':>12} {'other ms':>10} {'ratio':>7} {'target':>8}")
     for row in rows:
         if row == "memory":
@@ -346,6 +416,16 @@ def main() -> None:
                     line += f" {theirs:>8.0f}MB {mine / theirs:>7.2f} {'<= 1.5':>8}"
                 print(line + f"   (peak RSS rise over 5 training steps of {model_row}, separate processes)")
             continue
+        if row == "loaded":
+            result = loaded_machine(args.device, args.repeats)
+            quiet, loaded = result["quiet"], result["loaded"]
+            line = f"{'loaded':12} {1e3 * loaded['a']:>12.1f}"
+            slowdown = f"slowdown: minigrad {loaded['a'] / quiet['a']:.1f}x"
+            if "b" in loaded:
+                line += f" {1e3 * loaded['b']:>10.1f} {loaded['ratio']:>7.2f} {'-':>8}"
+                slowdown += f", torch {loaded['b'] / quiet['b']:.1f}x (target: minigrad's <= torch's)"
+            print(f"{line}   (gpt-small beside {os.cpu_count()} busy processes; {slowdown})")
+            continue
         a, b = sides_for(row, args.device)
         result = interleave(a, b, args.repeats if row != "generate" else max(3, args.repeats // 5), args.warmup)
         if row == "generate":
@@ -354,6 +434,9 @@ def main() -> None:
                   f"{'>= 5x':>8}   (240 tokens, KV cache vs recompute)")
             continue
         throughput = ""
+        if peak and a.flops:
+            throughput += f"   MFU: minigrad {a.flops / result['a'] / peak:.0%}"
+            throughput += f", torch {b.flops / result['b'] / peak:.0%}" if b is not None else ""
         if a.tokens:
             throughput = f"   tokens/s: minigrad {a.tokens / result['a']:,.0f}"
             throughput += f", torch {b.tokens / result['b']:,.0f}" if b is not None else ""

@@ -119,13 +119,16 @@ def build_parser() -> argparse.ArgumentParser:
     existing = group.add_mutually_exclusive_group()
     existing.add_argument("--resume", action="store_true",
                           help="continue the run saved in --out-dir up to --max-iters; the other settings come from "
-                               "the checkpoint (only --max-iters, --eval-interval, --eval-iters, --device and --data "
-                               "may be given)")
+                               "the checkpoint (only --max-iters, --eval-interval, --eval-iters, --device, --threads "
+                               "and --data may be given)")
     existing.add_argument("--overwrite", action="store_true",
                           help="start a new run even though --out-dir holds a checkpoint, which the new run's first "
                                "save replaces (without this, such a run is refused)")
     group.add_argument("--device", default=None, type=_device, metavar="{cpu,cuda}",
                        help=f"where to train: cpu (NumPy) or cuda (CuPy, an NVIDIA GPU) (default: {d.device})")
+    group.add_argument("--threads", default=None, type=_non_negative_int, metavar="N",
+                       help="BLAS threads for the CPU's matrix products; 0 measures the fastest count as the run "
+                            "goes, which keeps a busy machine from slowing it down many times (default: 0)")
     flag(group, "--eval-interval", "evaluate and checkpoint every N iterations", type=_positive_int, metavar="N")
     flag(group, "--eval-iters", "batches per split in each evaluation, counted in batches of the default "
          f"{d.batch_size} x {d.block_size} tokens: larger batches read as many tokens in fewer of them",

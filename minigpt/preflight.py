@@ -35,7 +35,7 @@ class TrainingError(RuntimeError):
 
 
 # What may differ between a run and its resumption: nothing else, or the result would not be the same run.
-RESUMABLE_CHANGES = ("out_dir", "eval_interval", "eval_iters", "log_interval", "resume", "overwrite", "data",
+RESUMABLE_CHANGES = ("out_dir", "eval_interval", "eval_iters", "log_interval", "resume", "overwrite", "data", "threads",
                      "max_iters", "device")
 
 

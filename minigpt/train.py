@@ -14,10 +14,11 @@ a trained one (that takes --resume or --overwrite), and a configuration whose tr
 memory is refused at once, with the figure (sizing.py). During the run, a loss that is no longer finite stops
 it (TrainingError), and the last good checkpoint stays as it was.
 
-A resumed run ends with the very weights an uninterrupted one would: the learning rate is a function of
-the iteration alone, the batch positions come from a generator whose state is in the checkpoint, and so does
-minigrad's generator (dropout masks). Evaluation draws from a third generator, rebuilt from the seed each
-time, so how often a run evaluates (or was stopped) never shifts the training batches.
+With a fixed thread count (--threads N; threads.py), a resumed run ends with the very weights an uninterrupted
+one would: the learning rate is a function of the iteration alone, the batch positions come from a generator
+whose state is in the checkpoint, and so does minigrad's generator (dropout masks). Evaluation draws from a
+third generator, rebuilt from the seed each time, so how often a run evaluates
+(or was stopped) never shifts the training batches.
 Read next: preflight.py (the checks before a run), progress.py, checkpoint.py (what is saved), cli.py.
 """
 
@@ -42,6 +43,7 @@ from minigpt.data import Dataset, get_batch, load_dataset
 from minigpt.model import GPT
 from minigpt.preflight import ConfigError, TrainingError
 from minigpt.progress import Progress, write
+from minigpt.threads import thread_chooser
 from minigrad import nn, optim
 
 
@@ -81,6 +83,7 @@ class TrainConfig:
     # system
     device: str = "cpu"  # "cpu" or "cuda" ("strict": the CuPy-like test device)
     seed: int = 1337
+    threads: int = 0  # BLAS threads on the CPU; 0: measured as the run goes (threads.py)
 
     def __post_init__(self) -> None:
         """Refuse a setting of the wrong type or out of range, naming it (from Python, the flags or a checkpoint)."""
@@ -207,6 +210,8 @@ def train(cfg: TrainConfig) -> TrainResult:
           f"{'es' if eval_batches > 1 else ''} of {cfg.batch_size} x {cfg.block_size} per split")
     if resumed is not None:
         preflight.explain_schedule(cfg, schedule, start_iter)
+    threads, how = thread_chooser(cfg.threads, device)
+    write(how)
 
     # 5. loop ------------------------------------------------------------------------------------
     stop = _StopOnCtrlC()
@@ -248,6 +253,8 @@ def train(cfg: TrainConfig) -> TrainResult:
             optim.set_lr(optimizer, lr)
             x, y = get_batch(data.train, cfg.batch_size, cfg.block_size, batch_rng)
             x, y = mg.tensor(x, device=device), mg.tensor(y, device=device)  # one copy to the device per step
+            threads.before_step()
+            t_step = time.perf_counter()
 
             # forward
             logits, loss = model(x, y)
@@ -258,6 +265,7 @@ def train(cfg: TrainConfig) -> TrainResult:
                 nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
             # update
             optimizer.step()
+            threads.after_step(time.perf_counter() - t_step)
 
             # Keep only the loss value: the loss tensor still points at the graph, which holds the logits
             # and every activation; dropping them here frees that memory before the next forward.
@@ -271,7 +279,7 @@ def train(cfg: TrainConfig) -> TrainResult:
                 tokens_per_s = cfg.log_interval * cfg.batch_size * cfg.block_size / (now - t_log)
                 t_log = now
                 metrics.append({"iter": iter_num, "loss": loss_value, "lr": lr,
-                                "tokens_per_s": round(tokens_per_s, 1)})
+                                "tokens_per_s": round(tokens_per_s, 1), "threads": threads.chosen})
                 bar.set_postfix(loss=f"{loss_value:.4f}", lr=f"{lr:.2e}", tok_s=f"{tokens_per_s:,.0f}")
             bar.update(1)
     ran, seconds = iter_num - start_iter, time.perf_counter() - t_start

@@ -33,13 +33,14 @@ from minigrad.memory import keep_freed_host_memory
 from minigrad.random import manual_seed
 from minigrad.serialization import CheckpointError, load, load_metadata, save
 from minigrad.tensor import ShapeError, Tensor
+from minigrad.threads import get_num_threads, set_num_threads
 
 __all__ = [
     "AnomalyError", "CheckpointError", "Function", "GradcheckError", "ShapeError", "Tensor", "arange", "cat", "concat",
-    "cuda", "detect_anomaly", "enable_grad", "eye", "full", "full_like", "grad", "gradcheck", "gradgradcheck",
-    "is_grad_enabled", "linspace",
+    "cuda", "detect_anomaly", "enable_grad", "eye", "full", "full_like", "get_num_threads", "grad", "gradcheck",
+    "gradgradcheck", "is_grad_enabled", "linspace",
     "load", "load_metadata", "manual_seed", "nn", "no_grad", "ones", "ones_like", "optim", "randn", "randn_like",
-    "save", "set_grad_enabled", "stack", "tensor", "viz", "where", "zeros", "zeros_like",
+    "save", "set_grad_enabled", "set_num_threads", "stack", "tensor", "viz", "where", "zeros", "zeros_like",
 ]
 __all__ += mathops.__all__
 __version__ = "0.1.0"

@@ -59,8 +59,9 @@ def test_training_lowers_the_val_loss_and_writes_a_checkpoint(tmp_path):
 def test_resume_ends_with_the_same_weights_as_a_run_never_stopped(tmp_path):
     data = str(write_text(tmp_path))
     straight, stopped = tmp_path / "straight", tmp_path / "stopped"
-    # dropout, so that the masks (minigrad's generator) must continue exactly too
-    settings = dict(TINY, data=data, dropout=0.1, lr_decay_iters=25, seed=7)
+    # dropout, so that the masks (minigrad's generator) must continue exactly too; a fixed thread count, since
+    # products split over another number of threads may round differently (threads.py)
+    settings = dict(TINY, data=data, dropout=0.1, lr_decay_iters=25, seed=7, threads=1)
     train(TrainConfig(out_dir=str(straight), max_iters=25, **settings))
     train(TrainConfig(out_dir=str(stopped), max_iters=13, **settings))  # stop between two evaluations
     train(TrainConfig(out_dir=str(stopped), max_iters=25, resume=True, **settings))

@@ -1,0 +1,114 @@
+"""Thread settings: mg.set_num_threads / get_num_threads, and how `minigpt train` chooses its thread count."""
+
+import pytest
+
+import minigrad as mg
+from minigpt import threads
+from minigpt.threads import ThreadChooser, candidates, thread_chooser
+
+
+@pytest.fixture
+def restore_threads():
+    before = mg.get_num_threads()
+    yield
+    mg.set_num_threads(before)
+
+
+def test_set_num_threads_changes_the_blas_pool(restore_threads):
+    mg.set_num_threads(1)
+    assert mg.get_num_threads() == 1
+    mg.set_num_threads(3)
+    assert mg.get_num_threads() == 3
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
+def test_set_num_threads_refuses_what_is_not_a_count(bad):
+    with pytest.raises(ValueError, match=r"set_num_threads: .*integer >= 1, got"):
+        mg.set_num_threads(bad)
+
+
+def test_candidates_halve_down_to_one():
+    assert candidates(1) == [1]
+    assert candidates(2) == [2, 1]
+    assert candidates(8) == [8, 4, 2, 1]
+    assert candidates(6) == [6, 3, 1]
+
+
+def run(chooser: ThreadChooser, step_seconds: dict[int, float], steps: int) -> list[int]:
+    """Drive a chooser as train.py does, each step taking step_seconds[thread count]; the counts used."""
+    used = []
+    for _ in range(steps):
+        chooser.before_step()
+        used.append(mg.get_num_threads())
+        chooser.after_step(step_seconds[used[-1]])
+    return used
+
+
+def test_the_chooser_keeps_the_faster_count_and_tries_again_later(restore_threads):
+    chooser = ThreadChooser([2, 1], every=10, trial_steps=3)
+    used = run(chooser, {2: 0.5, 1: 0.1}, 8 + 10)  # a busy machine: one thread is faster
+    assert used[:8] == [2, 2, 2, 2, 1, 1, 1, 1]  # a trial: each count, a settling step and three timed ones
+    assert chooser.chosen == 1 and used[8:] == [1] * 10
+    used = run(chooser, {2: 0.1, 1: 0.3}, 8 + 1)  # the machine is quiet again: the next trial finds it
+    assert used[:8] == [2, 2, 2, 2, 1, 1, 1, 1]
+    assert chooser.chosen == 2 and used[8] == 2
+
+
+def test_the_settling_step_is_not_counted(restore_threads):
+    chooser = ThreadChooser([2, 1], every=100, trial_steps=3)
+    times = iter([9.0, 0.1, 0.1, 0.1,   # 2 threads: a slow first step (memory, caches), then fast
+                  0.2, 0.2, 0.2, 0.2])  # 1 thread
+    for _ in range(8):
+        chooser.before_step()
+        chooser.after_step(next(times))
+    assert chooser.chosen == 2
+
+
+def test_a_count_the_user_gave_is_kept(monkeypatch, restore_threads):
+    for variable in threads.THREAD_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
+    chooser, how = thread_chooser(1, "cpu")
+    assert chooser.counts == [1] and "--threads 1" in how
+    assert run(chooser, {1: 0.1}, 5) == [1] * 5
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
+    chooser, how = thread_chooser(0, "cpu")
+    assert len(chooser.counts) == 1 and "OPENBLAS_NUM_THREADS=1" in how
+
+
+def test_by_default_the_count_is_measured(monkeypatch, restore_threads):
+    for variable in threads.THREAD_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setattr(threads.os, "cpu_count", lambda: 4)
+    chooser, how = thread_chooser(0, "cpu")
+    assert chooser.counts == [4, 2, 1] and "measured" in how
+    chooser, how = thread_chooser(0, "cuda")
+    assert len(chooser.counts) == 1 and "device" in how
+
+
+def test_in_chunks_splits_a_large_elementwise_computation_over_the_threads(restore_threads):
+    import numpy as np
+
+    from minigrad.threads import MIN_PARALLEL_SIZE, in_chunks
+
+    seen = []  # the size of each slice the kernel was given
+
+    def kernel(a, b):
+        seen.append(a.size)
+        return a * b + 1, np.exp(a)
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((MIN_PARALLEL_SIZE // 64, 130)).astype(np.float32)
+    b = rng.standard_normal((130, MIN_PARALLEL_SIZE // 64)).astype(np.float32).T  # not contiguous
+    mg.set_num_threads(3)
+    y, e = in_chunks(kernel, a, b)
+    assert len(seen) == 3 and sum(seen) == a.size  # three slices, one per thread, covering the array
+    assert y.shape == e.shape == a.shape and y.dtype == np.float32
+    np.testing.assert_array_equal(y, a * b + 1)
+    np.testing.assert_array_equal(e, np.exp(a))
+    seen.clear()
+    in_chunks(kernel, a[:2], b[:2])
+    assert seen == [a[:2].size]  # small: one call, no split
+    seen.clear()
+    mg.set_num_threads(1)
+    in_chunks(kernel, a, b)
+    assert seen == [a.size]  # one thread: the caller's

@@ -218,7 +218,13 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -
 
 def concat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> Tensor:
     """Join tensors along an existing dim (`axis` is NumPy's name for it), as torch.cat."""
-    return shape.Concat.apply(*_one_dtype(tensors, "concat"), axis=dim if axis is None else axis)
+    tensors = _one_dtype(tensors, "cat")
+    dim, ndim = dim if axis is None else axis, tensors[0].ndim
+    if ndim == 0:
+        raise RuntimeError("cat: 0-d tensors cannot be concatenated (they have no dim to join); use stack")
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"cat: dim {dim} is out of range for tensors with {ndim} dims")
+    return shape.Concat.apply(*tensors, axis=dim)
 
 
 cat = concat  # PyTorch's name

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from minigrad import backend, random
-from minigrad.autograd import no_grad
+from minigrad.autograd import is_grad_enabled, no_grad
 from minigrad.dtypes import result_type
 from minigrad.losses import (  # noqa: F401  (F.cross_entropy and the other losses)
     binary_cross_entropy,
@@ -176,6 +176,10 @@ def _attention_mask(query: Tensor, attn_mask: Any, is_causal: bool) -> Any:
     if is_causal:
         raise RuntimeError("scaled_dot_product_attention: pass attn_mask or is_causal=True, not both (as in "
                            "PyTorch); fold the causal mask into attn_mask")
+    if isinstance(attn_mask, Tensor) and attn_mask.requires_grad and is_grad_enabled():
+        # PyTorch would differentiate it (a learned bias); the fused op takes the mask as a constant.
+        raise RuntimeError("scaled_dot_product_attention: attn_mask requires grad, but the fused attention gives "
+                           "the mask no gradient; pass attn_mask.detach(), or add a learned bias to q k^T yourself")
     mask = _raw(attn_mask, query.device)
     if mask.dtype != np.bool_ and mask.dtype.kind != "f":
         raise TypeError(f"scaled_dot_product_attention: attn_mask must be boolean (True = may attend) or float "

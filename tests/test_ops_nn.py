@@ -234,6 +234,18 @@ def test_attention_mask_with_is_causal_and_integer_masks_are_refused(device):
         F.scaled_dot_product_attention(q, q, q, attn_mask=np.ones((2, 2), dtype=np.int64))
 
 
+def test_attention_refuses_a_mask_that_requires_grad(device):
+    """PyTorch differentiates an additive mask (a learned bias); the fused attention gives it no gradient, so it
+    says so instead of leaving the mask's gradient silently empty."""
+    q = mg.zeros(1, 2, 4, device=device)
+    bias = mg.zeros(2, 2, requires_grad=True, device=device)
+    with pytest.raises(RuntimeError, match="scaled_dot_product_attention: attn_mask requires grad"):
+        F.scaled_dot_product_attention(q, q, q, attn_mask=bias)
+    assert F.scaled_dot_product_attention(q, q, q, attn_mask=bias.detach()).shape == (1, 2, 4)
+    with mg.no_grad():
+        assert F.scaled_dot_product_attention(q, q, q, attn_mask=bias).shape == (1, 2, 4)
+
+
 def test_attention_scale_is_pytorchs(device):
     q, k, v = (mg.randn(2, 3, 4, dtype="float64", device=device) for _ in range(3))
     scaled = F.scaled_dot_product_attention(q, k, v, scale=0.1)

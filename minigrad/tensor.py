@@ -274,8 +274,9 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods):
         return ops.elementwise.Div.apply(*_true_division(y, x))
 
     def __pow__(self, exponent: Any) -> Tensor:
-        if isinstance(exponent, (int, float)):
-            return ops.elementwise.PowScalar.apply(self, exponent=exponent)
+        if isinstance(exponent, (int, float)):  # in PyTorch's result dtype: a boolean ** 2 is int64
+            x = self if self.dtype.kind == "f" else self._cast(result_type(self, exponent))
+            return ops.elementwise.PowScalar.apply(x, exponent=exponent)
         return ops.elementwise.Pow.apply(*self._operands(exponent))
 
     def __rpow__(self, base: Any) -> Tensor:

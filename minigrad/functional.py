@@ -24,7 +24,7 @@ from minigrad.losses import (  # noqa: F401  (F.cross_entropy and the other loss
     nll_loss,
 )
 from minigrad.ops import activations, elementwise, linalg, nn, shape
-from minigrad.tensor import Tensor, _raw
+from minigrad.tensor import ShapeError, Tensor, _raw
 
 
 def softmax(input: Tensor, dim: int | None = None, dtype: Any = None, *, axis: int | None = None) -> Tensor:
@@ -91,6 +91,8 @@ def elu(input: Tensor, alpha: float = 1.0) -> Tensor:
 # Layers --------------------------------------------------------------------------------------------------------
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """x @ weight.T + bias, with weight (out_features, in_features) as in `torch.nn.functional.linear`."""
+    if weight.ndim != 2:  # PyTorch takes a 1-d weight only without a bias: not worth the special case
+        raise ShapeError(f"linear: weight must be 2-D (out_features, in_features), not {weight.shape}")
     inputs = (input, weight) if bias is None else (input, weight, bias)
     return linalg.Linear.apply(*inputs)
 

@@ -42,6 +42,15 @@ def test_softmax_of_huge_logits_does_not_overflow(device):
     np.testing.assert_allclose(x.log_softmax().numpy(), [-np.log(2), -np.log(2), -2000 - np.log(2)])
 
 
+def test_softmax_and_log_softmax_over_an_empty_dim_are_empty(device):
+    """As PyTorch: an empty result, not NumPy's 'zero-size array to reduction operation maximum'."""
+    x = mg.zeros(3, 0, requires_grad=True, device=device)
+    for y in (x.softmax(-1), F.log_softmax(x, dim=1)):
+        assert y.shape == (3, 0)
+        y.sum().backward()
+        assert x.grad.shape == (3, 0)
+
+
 def test_softmax_dims_and_dtypes_as_pytorch(device):
     x = mg.tensor([[1.0, 2.0], [3.0, 5.0]], device=device)
     np.testing.assert_allclose(x.softmax(np.int64(0)).numpy(), x.softmax(axis=0).numpy())  # a NumPy int is a dim

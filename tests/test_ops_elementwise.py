@@ -65,6 +65,18 @@ def test_sign_has_gradient_zero_and_abs_has_gradient_zero_at_zero(device):
     assert x.grad.numpy().tolist() == [-1.0, 0.0, 1.0]  # abs: sign(x), which is 0 at 0, as PyTorch
 
 
+def test_sign_of_nan_is_0_and_abs_passes_it_no_gradient_as_in_pytorch(device):
+    """PyTorch's sign is (x > 0) - (x < 0): 0 at nan, where NumPy's is nan; abs's gradient, sign(x), follows."""
+    x = mg.tensor([np.nan, -2.0, 0.0, 3.0], requires_grad=True, device=device)
+    assert x.sign().numpy().tolist() == [0.0, -1.0, 0.0, 1.0]
+    x.abs().sum().backward()
+    assert x.grad.numpy().tolist() == [0.0, -1.0, 0.0, 1.0]
+    if torch is not None:
+        t = torch.tensor([np.nan, -2.0, 0.0, 3.0], requires_grad=True)
+        t.abs().sum().backward()
+        assert t.sign().tolist() == [0.0, -1.0, 0.0, 1.0] and t.grad.tolist() == [0.0, -1.0, 0.0, 1.0]
+
+
 # The same function works on minigrad tensors, NumPy arrays and torch tensors.
 BINARY = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv}
 

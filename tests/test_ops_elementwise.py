@@ -237,6 +237,21 @@ def test_masked_fill(device, data):
              torch_fn=lambda t: t.masked_fill(torch.tensor(mask), -1.5))
 
 
+def test_masked_fill_takes_a_0d_tensor_value_on_any_device_and_differentiates_it(device):
+    """As PyTorch: a 0-d tensor value (it was read through NumPy, which a device tensor refuses), whose
+    gradient is the sum of the upstream gradient where the mask is True (it got none)."""
+    x = mg.tensor([1.0, -2.0, 3.0], requires_grad=True, device=device)
+    value = mg.tensor(0.5, dtype="float64", requires_grad=True, device=device)
+    y = x.masked_fill(x > 0, value)
+    assert y.numpy().tolist() == [0.5, -2.0, 0.5] and y.dtype == np.float32
+    y.backward(mg.tensor([1.0, 2.0, 4.0], device=device))
+    assert value.grad.numpy().tolist() == 5.0 and value.grad.dtype == np.float64
+    assert x.grad.numpy().tolist() == [0.0, 2.0, 0.0]
+    assert x.masked_fill(x > 0, mg.tensor(0.5, device=device)).tolist() == [0.5, -2.0, 0.5]
+    with pytest.raises(RuntimeError, match="masked_fill: value must be a number or a 0-d tensor"):
+        x.masked_fill(x > 0, mg.tensor([1.0, 2.0, 3.0], device=device))
+
+
 def test_masked_fill_with_minus_inf_blocks_the_gradient(device):
     x = mg.tensor([1.0, 2.0, 3.0], requires_grad=True, device=device)
     y = x.masked_fill(np.array([False, True, False]), -np.inf)

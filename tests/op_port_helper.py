@@ -34,6 +34,15 @@ import minigrad.functional as F
 torch = pytest.importorskip("torch")  # this whole comparison needs the oracle: pip install -e '.[oracle]'
 TF = torch.nn.functional
 
+# Every port module's marks: it needs torch, and its cases at nan, inf, 0 ** -1 and empty slices compute them
+# on purpose, in both libraries (so NumPy's and PyTorch's warnings about them are expected).
+PORT_MARKS = [
+    pytest.mark.torch,
+    pytest.mark.filterwarnings("ignore:.*encountered in:RuntimeWarning"),
+    pytest.mark.filterwarnings("ignore:Mean of empty slice:RuntimeWarning"),
+    pytest.mark.filterwarnings("ignore:.*degrees of freedom is <= 0:UserWarning"),
+]
+
 # Per dtype: forward (atol, rtol), backward (atol, rtol). float32 leaves room for a different summation
 # order (BLAS against PyTorch's kernels); float64 is close to exact.
 TOLERANCES = {
@@ -182,6 +191,23 @@ def op(name: str, shapes: Any, torch_fn: Callable, mg_fn: Callable | None = None
 def lib_op(name: str, shapes: Any, fn: Callable, **options: Any) -> Case:
     """A case written once against a library: `fn(lib, F, *inputs)`, `lib` torch or minigrad, `F` its functional."""
     return Case(name, shapes, lib_fn=fn, options=options)
+
+
+def refuse(name: str, shapes: Any, fn: Callable, expected: Any, match: str, **options: Any) -> Case:
+    """An input both libraries refuse (or, with torch_refuses=False, minigrad alone), for helper_test_exception;
+    `fn(lib, F, *inputs)` as in lib_op."""
+    return lib_op(name, shapes, fn, expected=expected, match=match, **options)
+
+
+DTYPES = {"float32": np.float32, "float64": np.float64}
+
+
+def dtype_params(cases: Sequence[Case]) -> list:
+    """pytest params (case, dtype): each case in float32 and float64, or once ("nofloat") if no input is float."""
+    assert len({case.name for case in cases}) == len(cases), "two cases share a name"
+    return [pytest.param(case, dtype, id=f"{case.name}-{name}")
+            for case in cases
+            for name, dtype in (DTYPES.items() if case.has_float_inputs else [("nofloat", np.float32)])]
 
 
 class OnDevice:

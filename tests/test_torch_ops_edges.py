@@ -7,20 +7,26 @@ Read next: test_torch_ops_port.py for the cases tinygrad has, and tests/op_port_
 """
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
-from op_port_helper import Case, helper_test_exception, helper_test_op, lib_op, op, torch
+from op_port_helper import (
+    PORT_MARKS,
+    Case,
+    dtype_params,
+    helper_test_exception,
+    helper_test_op,
+    lib_op,
+    op,
+    refuse,
+    torch,
+)
 
 INF, NAN = math.inf, math.nan
 
 pytestmark = [
-    pytest.mark.torch,
-    pytest.mark.filterwarnings("ignore:.*encountered in:RuntimeWarning"),
-    pytest.mark.filterwarnings("ignore:Mean of empty slice:RuntimeWarning"),
-    pytest.mark.filterwarnings("ignore:.*degrees of freedom is <= 0:UserWarning"),
+    *PORT_MARKS,
     pytest.mark.filterwarnings("ignore:.*deprecated:UserWarning"),  # x.T of a 0-d or 1-d tensor, in both
     pytest.mark.filterwarnings("ignore:Using a target size:UserWarning"),  # mse_loss broadcasting, in PyTorch
 ]
@@ -193,35 +199,29 @@ FLOAT16 = [  # float16 data, whatever the case's dtype: half precision tolerance
     ]
 ]
 
-CASES = INTEGERS + SPECIALS + EDGES + FLOAT16
-assert len({case.name for case in CASES}) == len(CASES), "two cases share a name"
-DTYPES = {"float32": np.float32, "float64": np.float64}
-PARAMS = [pytest.param(case, dtype, id=f"{case.name}-{name}")
-          for case in CASES
-          for name, dtype in (DTYPES.items() if case.has_float_inputs else [("nofloat", np.float32)])]
-
-
-@pytest.mark.parametrize("case, dtype", PARAMS)
+@pytest.mark.parametrize("case, dtype", dtype_params(INTEGERS + SPECIALS + EDGES + FLOAT16))
 def test_op(case: Case, dtype: Any, device: str) -> None:
     helper_test_op(case.shapes, *case.functions(device), dtype=dtype, device=device, **case.options)
 
 
 # ---------------------------------------------------------------------------------------------------------
 # Where minigrad refuses on purpose what PyTorch accepts, each with a one-line error.
-def refuse(name: str, shapes: Any, fn: Callable, expected: Any, match: str, **options: Any) -> Case:
-    return lib_op(name, shapes, fn, expected=expected, match=match, torch_refuses=False, **options)
-
-
 REFUSED = [
-    refuse("norm_p0", [(3, 4)], lambda lib, F, x: x.norm(p=0, dim=1), NotImplementedError, "norm: p=0"),
-    refuse("norm_neg_inf", [(3, 4)], lambda lib, F, x: x.norm(p=-INF, dim=1), NotImplementedError, "norm: p=-inf"),
-    refuse("softmax_without_dim", [(3, 4)], lambda lib, F, x: F.softmax(x), TypeError, "softmax: pass dim"),
-    refuse("dropout_p_1", [(3, 4)], lambda lib, F, x: F.dropout(x, p=1.0), ValueError, "dropout: p must be in"),
-    refuse("linear_1d_weight", [(2, 3), (3,)], lambda lib, F, x, w: F.linear(x, w), ValueError, "linear: weight"),
-    refuse("index_list_of_lists", [(4, 5)], lambda lib, F, x: x[[[0, 1], [2, 3]]], IndexError, "ambiguous"),
+    refuse("norm_p0", [(3, 4)], lambda lib, F, x: x.norm(p=0, dim=1), NotImplementedError, "norm: p=0",
+           torch_refuses=False),
+    refuse("norm_neg_inf", [(3, 4)], lambda lib, F, x: x.norm(p=-INF, dim=1), NotImplementedError, "norm: p=-inf",
+           torch_refuses=False),
+    refuse("softmax_without_dim", [(3, 4)], lambda lib, F, x: F.softmax(x), TypeError, "softmax: pass dim",
+           torch_refuses=False),
+    refuse("dropout_p_1", [(3, 4)], lambda lib, F, x: F.dropout(x, p=1.0), ValueError, "dropout: p must be in",
+           torch_refuses=False),
+    refuse("linear_1d_weight", [(2, 3), (3,)], lambda lib, F, x, w: F.linear(x, w), ValueError, "linear: weight",
+           torch_refuses=False),
+    refuse("index_list_of_lists", [(4, 5)], lambda lib, F, x: x[[[0, 1], [2, 3]]], IndexError, "ambiguous",
+           torch_refuses=False),
     refuse("int_to_negative_int_tensor_powers", None, lambda lib, F, x: 2**x, ValueError, "negative integer powers",
-           vals=[[-2, 0, 3]]),
-    refuse("several_ellipses", [(4, 3)], lambda lib, F, x: x[..., ...], IndexError, "ellipsis"),
+           vals=[[-2, 0, 3]], torch_refuses=False),
+    refuse("several_ellipses", [(4, 3)], lambda lib, F, x: x[..., ...], IndexError, "ellipsis", torch_refuses=False),
 ]
 
 

@@ -17,19 +17,23 @@ from typing import Any
 
 import numpy as np
 import pytest
-from op_port_helper import Case, helper_test_exception, helper_test_op, lib_op, op, torch
+from op_port_helper import (
+    PORT_MARKS,
+    Case,
+    dtype_params,
+    helper_test_exception,
+    helper_test_op,
+    lib_op,
+    op,
+    refuse,
+    torch,
+)
 
 import minigrad as mg
 
 INF, NAN = math.inf, math.nan
 
-pytestmark = [
-    pytest.mark.torch,
-    # Cases at nan, inf, 0 ** -1 and the like compute them on purpose, in both libraries.
-    pytest.mark.filterwarnings("ignore:.*encountered in:RuntimeWarning"),
-    pytest.mark.filterwarnings("ignore:Mean of empty slice:RuntimeWarning"),
-    pytest.mark.filterwarnings("ignore:.*degrees of freedom is <= 0:UserWarning"),
-]
+pytestmark = PORT_MARKS
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -770,15 +774,9 @@ CASTS = [
 ]
 
 CASES = FACTORIES + ARITHMETIC + UNARY + COMPARISONS + REDUCTIONS + MATMUL + SHAPE + INDEXING + NN + CASTS
-assert len({case.name for case in CASES}) == len(CASES), "two cases share a name"
-
-DTYPES = {"float32": np.float32, "float64": np.float64}
-PARAMS = [pytest.param(case, dtype, id=f"{case.name}-{name}")
-          for case in CASES
-          for name, dtype in (DTYPES.items() if case.has_float_inputs else [("nofloat", np.float32)])]
 
 
-@pytest.mark.parametrize("case, dtype", PARAMS)
+@pytest.mark.parametrize("case, dtype", dtype_params(CASES))
 def test_op(case: Case, dtype: Any, device: str) -> None:
     helper_test_op(case.shapes, *case.functions(device), dtype=dtype, device=device, **case.options)
 
@@ -788,11 +786,6 @@ def test_op(case: Case, dtype: Any, device: str) -> None:
 # error is the expected class, one line, and names the op or the problem (`match`). With torch_refuses=False,
 # minigrad refuses on purpose what PyTorch lets through (several ellipses, float index lists, a mask with
 # is_causal).
-def refuse(name: str, shapes: Any, fn: Callable, expected: Any, match: str, **options: Any) -> Case:
-    """A refused input, the function written against the library: `fn(lib, F, *inputs)`."""
-    return lib_op(name, shapes, fn, expected=expected, match=match, **options)
-
-
 REFUSED = [
     refuse("int_pow_negative", None, lambda lib, F, x: x**-2, RuntimeError, "pow", vals=[[-2, 0, 2]]),
     refuse("cumsum_0d_dim_1", [()], lambda lib, F, x: x.cumsum(1), IndexError, "dim"),

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from minigrad import backend, random
-from minigrad.autograd import no_grad
+from minigrad.autograd import is_grad_enabled, no_grad
 from minigrad.dtypes import result_type
 from minigrad.losses import (  # noqa: F401  (F.cross_entropy and the other losses)
     binary_cross_entropy,
@@ -24,7 +24,7 @@ from minigrad.losses import (  # noqa: F401  (F.cross_entropy and the other loss
     nll_loss,
 )
 from minigrad.ops import activations, elementwise, linalg, nn, shape
-from minigrad.tensor import Tensor, _raw
+from minigrad.tensor import ShapeError, Tensor, _raw
 
 
 def softmax(input: Tensor, dim: int | None = None, dtype: Any = None, *, axis: int | None = None) -> Tensor:
@@ -91,6 +91,8 @@ def elu(input: Tensor, alpha: float = 1.0) -> Tensor:
 # Layers --------------------------------------------------------------------------------------------------------
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """x @ weight.T + bias, with weight (out_features, in_features) as in `torch.nn.functional.linear`."""
+    if weight.ndim != 2:  # PyTorch takes a 1-d weight only without a bias: not worth the special case
+        raise ShapeError(f"linear: weight must be 2-D (out_features, in_features), not {weight.shape}")
     inputs = (input, weight) if bias is None else (input, weight, bias)
     return linalg.Linear.apply(*inputs)
 
@@ -176,6 +178,10 @@ def _attention_mask(query: Tensor, attn_mask: Any, is_causal: bool) -> Any:
     if is_causal:
         raise RuntimeError("scaled_dot_product_attention: pass attn_mask or is_causal=True, not both (as in "
                            "PyTorch); fold the causal mask into attn_mask")
+    if isinstance(attn_mask, Tensor) and attn_mask.requires_grad and is_grad_enabled():
+        # PyTorch would differentiate it (a learned bias); the fused op takes the mask as a constant.
+        raise RuntimeError("scaled_dot_product_attention: attn_mask requires grad, but the fused attention gives "
+                           "the mask no gradient; pass attn_mask.detach(), or add a learned bias to q k^T yourself")
     mask = _raw(attn_mask, query.device)
     if mask.dtype != np.bool_ and mask.dtype.kind != "f":
         raise TypeError(f"scaled_dot_product_attention: attn_mask must be boolean (True = may attend) or float "
@@ -218,7 +224,13 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -
 
 def concat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> Tensor:
     """Join tensors along an existing dim (`axis` is NumPy's name for it), as torch.cat."""
-    return shape.Concat.apply(*_one_dtype(tensors, "concat"), axis=dim if axis is None else axis)
+    tensors = _one_dtype(tensors, "cat")
+    dim, ndim = dim if axis is None else axis, tensors[0].ndim
+    if ndim == 0:
+        raise RuntimeError("cat: 0-d tensors cannot be concatenated (they have no dim to join); use stack")
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"cat: dim {dim} is out of range for tensors with {ndim} dims")
+    return shape.Concat.apply(*tensors, axis=dim)
 
 
 cat = concat  # PyTorch's name

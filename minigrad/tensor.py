@@ -265,8 +265,9 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods):
         return ops.elementwise.Div.apply(*_true_division(y, x))
 
     def __pow__(self, exponent: Any) -> Tensor:
-        if isinstance(exponent, (int, float)):
-            return ops.elementwise.PowScalar.apply(self, exponent=exponent)
+        if isinstance(exponent, (int, float)):  # in PyTorch's result dtype: a boolean ** 2 is int64
+            x = self if self.dtype.kind == "f" else self._cast(result_type(self, exponent))
+            return ops.elementwise.PowScalar.apply(x, exponent=exponent)
         return ops.elementwise.Pow.apply(*self._operands(exponent))
 
     def __rpow__(self, base: Any) -> Tensor:
@@ -336,9 +337,15 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods):
         basic, advanced = ops.indexing.split_index(index, self.device)
         return ops.indexing.GetItem.apply(self, basic=basic, advanced=advanced)
 
-    def masked_fill(self, mask: Any, value: float) -> Tensor:
-        """Where `mask` is True, `value` (e.g. -inf for attention); elsewhere this tensor."""
+    def masked_fill(self, mask: Any, value: Any) -> Tensor:
+        """Where `mask` is True, `value` (a number, e.g. -inf for attention, or a 0-d tensor); elsewhere this tensor."""
         mask = _raw(mask, self.device).astype(bool, copy=False)  # backward negates it: ~ must be logical
+        if isinstance(value, Tensor):
+            if value.ndim != 0:
+                raise RuntimeError(f"masked_fill: value must be a number or a 0-d tensor, not shape {value.shape}")
+            if value.requires_grad:  # PyTorch differentiates the value too: where(mask, value, x) does
+                return ops.elementwise.Where.apply(value._cast(self.dtype), self, cond=mask)
+            value = value.item()  # one scalar read, as for any number
         return ops.elementwise.MaskedFill.apply(self, mask=mask, value=value)
 
 

@@ -18,6 +18,7 @@ import numpy as np
 
 import minigrad
 from minigrad import backend
+from minigrad.dtypes import result_type
 
 if TYPE_CHECKING:
     from minigrad.tensor import Tensor
@@ -46,13 +47,16 @@ class MathMethods:
         return minigrad.ops.elementwise.Rsqrt.apply(self)
 
     def square(self) -> Tensor:
-        return minigrad.ops.elementwise.Square.apply(self)
+        x = self._cast(np.dtype(np.int64)) if self.dtype == np.bool_ else self  # booleans square as int64
+        return minigrad.ops.elementwise.Square.apply(x)
 
     def abs(self) -> Tensor:
         return minigrad.ops.elementwise.Abs.apply(self)
 
     def sign(self) -> Tensor:
-        """-1, 0 or 1 (its gradient is 0)."""
+        """-1, 0 or 1 (its gradient is 0); a boolean tensor is its own sign, as in PyTorch."""
+        if self.dtype == np.bool_:
+            return self.clone()
         return minigrad.ops.elementwise.Sign.apply(self)
 
     def sin(self) -> Tensor:
@@ -90,10 +94,8 @@ class MathMethods:
         """Each element limited to [min, max]; either bound may be None, a number or a tensor."""
         if min is None and max is None:
             raise RuntimeError("clamp: at least one of min and max must not be None")
-        x = self
-        if x.dtype.kind != "f" and any(isinstance(b, float) or isinstance(b, minigrad.Tensor) and b.dtype.kind == "f"
-                                       for b in (min, max)):
-            x = x.astype(np.float32)  # clamp(int_tensor, 0.5) is float32, as in PyTorch
+        # PyTorch's result dtype: clamp(int_tensor, 0.5) is float32, clamp(bool_tensor, 0, 1) int64.
+        x = self._cast(result_type(self, *(b for b in (min, max) if b is not None)))
         return minigrad.ops.elementwise.Clamp.apply(x, _bound(x, min, low=True), _bound(x, max, low=False))
 
     clip = clamp

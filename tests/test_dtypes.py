@@ -191,3 +191,20 @@ def test_where_with_two_numbers_has_pytorchs_dtype():
     assert mg.where(cond, 1, 0).dtype == np.int64
     assert mg.where(mg.tensor(cond), 1, 0.5).tolist() == [1.0, 0.5]
     assert mg.where(cond, mg.ones(2, dtype="float64"), 0).dtype == np.float64
+
+
+def test_booleans_square_pow_clamp_and_sign_as_in_pytorch():
+    """square, ** and clamp on booleans are integer ops (int64), and sign keeps them boolean; NumPy gave
+    bool, int8 and bool, and its sign has no boolean loop at all."""
+    flags = mg.tensor([True, False])
+    assert flags.square().dtype == np.int64 and flags.square().tolist() == [1, 0]
+    assert (flags**2).dtype == np.int64 and (flags**2).tolist() == [1, 0]
+    assert flags.clamp(0, 1).dtype == np.int64 and flags.clamp(max=0).tolist() == [0, 0]
+    assert flags.sign().dtype == np.bool_ and flags.sign().tolist() == [True, False]
+    assert (mg.tensor([1, 2], dtype="int32") ** 2).dtype == np.int32  # integers keep their width
+    assert mg.tensor([1, 2], dtype="int32").clamp(0, 1).dtype == np.int32
+    assert mg.ones(2).clamp(min=mg.zeros(2, dtype="float64")).dtype == np.float64  # a float64 bound widens, as ops do
+    if torch is not None:
+        t = torch.tensor([True, False])
+        assert (t.square().dtype, (t**2).dtype, t.clamp(0, 1).dtype, t.sign().dtype) == (
+            torch.int64, torch.int64, torch.int64, torch.bool)

@@ -92,6 +92,18 @@ def test_activations_at_infinity(device):
     np.testing.assert_array_equal(F.silu(x).numpy(), [np.nan, 0.0, 1000.0, np.inf])
 
 
+@pytest.mark.parametrize("name", ["relu", "elu"])
+def test_relu_and_elu_pass_the_gradient_through_a_nan_as_pytorch_does(name, device):
+    """PyTorch zeroes their gradient where x <= 0, which a nan is not; it used to be 0 (relu) or nan (elu)."""
+    x = mg.tensor([np.nan, -1.0, 2.0], requires_grad=True, device=device)
+    getattr(F, name)(x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1.0, 0.0 if name == "relu" else np.exp(-1.0), 1.0], rtol=1e-6)
+    if torch is not None:
+        t = torch.tensor([np.nan, -1.0, 2.0], requires_grad=True)
+        getattr(torch.nn.functional, name)(t).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-6)
+
+
 def test_gradients_at_the_kinks_are_pytorchs(device):
     x = mg.tensor([0.0, 0.0, 0.0], requires_grad=True, device=device)
     (F.relu(x[0:1]) + F.leaky_relu(x[1:2], 0.1) + F.elu(x[2:3], alpha=2.0)).sum().backward()

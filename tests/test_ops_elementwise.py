@@ -65,6 +65,18 @@ def test_sign_has_gradient_zero_and_abs_has_gradient_zero_at_zero(device):
     assert x.grad.numpy().tolist() == [-1.0, 0.0, 1.0]  # abs: sign(x), which is 0 at 0, as PyTorch
 
 
+def test_sign_of_nan_is_0_and_abs_passes_it_no_gradient_as_in_pytorch(device):
+    """PyTorch's sign is (x > 0) - (x < 0): 0 at nan, where NumPy's is nan; abs's gradient, sign(x), follows."""
+    x = mg.tensor([np.nan, -2.0, 0.0, 3.0], requires_grad=True, device=device)
+    assert x.sign().numpy().tolist() == [0.0, -1.0, 0.0, 1.0]
+    x.abs().sum().backward()
+    assert x.grad.numpy().tolist() == [0.0, -1.0, 0.0, 1.0]
+    if torch is not None:
+        t = torch.tensor([np.nan, -2.0, 0.0, 3.0], requires_grad=True)
+        t.abs().sum().backward()
+        assert t.sign().tolist() == [0.0, -1.0, 0.0, 1.0] and t.grad.tolist() == [0.0, -1.0, 0.0, 1.0]
+
+
 # The same function works on minigrad tensors, NumPy arrays and torch tensors.
 BINARY = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv}
 
@@ -223,6 +235,21 @@ def test_masked_fill(device, data):
     mask = data.draw(S.masks(S.shapes_broadcasting_to(x.shape)))
     check_op(lambda t: t.masked_fill(mask, -1.5), lambda a: np.where(mask, -1.5, a), [x], device,
              torch_fn=lambda t: t.masked_fill(torch.tensor(mask), -1.5))
+
+
+def test_masked_fill_takes_a_0d_tensor_value_on_any_device_and_differentiates_it(device):
+    """As PyTorch: a 0-d tensor value (it was read through NumPy, which a device tensor refuses), whose
+    gradient is the sum of the upstream gradient where the mask is True (it got none)."""
+    x = mg.tensor([1.0, -2.0, 3.0], requires_grad=True, device=device)
+    value = mg.tensor(0.5, dtype="float64", requires_grad=True, device=device)
+    y = x.masked_fill(x > 0, value)
+    assert y.numpy().tolist() == [0.5, -2.0, 0.5] and y.dtype == np.float32
+    y.backward(mg.tensor([1.0, 2.0, 4.0], device=device))
+    assert value.grad.numpy().tolist() == 5.0 and value.grad.dtype == np.float64
+    assert x.grad.numpy().tolist() == [0.0, 2.0, 0.0]
+    assert x.masked_fill(x > 0, mg.tensor(0.5, device=device)).tolist() == [0.5, -2.0, 0.5]
+    with pytest.raises(RuntimeError, match="masked_fill: value must be a number or a 0-d tensor"):
+        x.masked_fill(x > 0, mg.tensor([1.0, 2.0, 3.0], device=device))
 
 
 def test_masked_fill_with_minus_inf_blocks_the_gradient(device):

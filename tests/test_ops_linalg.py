@@ -77,3 +77,6 @@ def test_linear(device, operands):
 def test_linear_names_the_shapes_that_do_not_fit(device):
     with pytest.raises(ValueError, match=r"linear: input \(2, 3\) does not fit weight \(4, 5\)"):
         F.linear(mg.zeros(2, 3, device=device), mg.zeros(4, 5, device=device))
+    for weight in (mg.zeros(3, device=device), mg.zeros(2, 3, 3, device=device)):  # was IndexError, or garbage
+        with pytest.raises(ValueError, match=r"linear: weight must be 2-D \(out_features, in_features\), not"):
+            F.linear(mg.zeros(2, 3, device=device), weight)

@@ -4,6 +4,8 @@ nll_loss, mse_loss, binary_cross_entropy (with logits), and their helpers one_ho
 Read next: test_fused.py.
 """
 
+from functools import partial
+
 import numpy as np
 import pytest
 from helpers import check_op, op_settings, torch
@@ -69,6 +71,22 @@ def test_cross_entropy_over_no_counted_target_is_nan_as_in_pytorch(device):
     assert np.isnan(F.cross_entropy(mg.zeros(2, 3, device=device), np.full(2, -100)).item())
     if torch is not None:
         assert torch.nn.functional.cross_entropy(torch.zeros(0, 3), torch.zeros(0, dtype=torch.long)).isnan()
+
+
+@pytest.mark.parametrize("loss", [F.cross_entropy, F.nll_loss, partial(F.cross_entropy, label_smoothing=0.2)])
+def test_an_ignored_row_has_gradient_zero_even_when_every_row_is_ignored(device, loss):
+    """The mean over no counted row is nan, but the ignored rows' gradient is 0, as in PyTorch (it was nan)."""
+    x = mg.tensor(np.random.default_rng(0).standard_normal((3, 4)), requires_grad=True, device=device)
+    y = loss(x, np.full(3, -100))
+    assert np.isnan(y.item())
+    y.backward()
+    assert x.grad.numpy().tolist() == [[0.0] * 4] * 3
+    if torch is not None:
+        t = torch.tensor(x.numpy(), requires_grad=True)
+        loss_name = "nll_loss" if loss is F.nll_loss else "cross_entropy"
+        options = loss.keywords if isinstance(loss, partial) else {}
+        getattr(torch.nn.functional, loss_name)(t, torch.full((3,), -100), **options).backward()
+        assert t.grad.tolist() == x.grad.numpy().tolist()
 
 
 def test_cross_entropy_default_ignore_index_is_minus_100(device):

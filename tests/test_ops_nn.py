@@ -42,6 +42,15 @@ def test_softmax_of_huge_logits_does_not_overflow(device):
     np.testing.assert_allclose(x.log_softmax().numpy(), [-np.log(2), -np.log(2), -2000 - np.log(2)])
 
 
+def test_softmax_and_log_softmax_over_an_empty_dim_are_empty(device):
+    """As PyTorch: an empty result, not NumPy's 'zero-size array to reduction operation maximum'."""
+    x = mg.zeros(3, 0, requires_grad=True, device=device)
+    for y in (x.softmax(-1), F.log_softmax(x, dim=1)):
+        assert y.shape == (3, 0)
+        y.sum().backward()
+        assert x.grad.shape == (3, 0)
+
+
 def test_softmax_dims_and_dtypes_as_pytorch(device):
     x = mg.tensor([[1.0, 2.0], [3.0, 5.0]], device=device)
     np.testing.assert_allclose(x.softmax(np.int64(0)).numpy(), x.softmax(axis=0).numpy())  # a NumPy int is a dim
@@ -232,6 +241,18 @@ def test_attention_mask_with_is_causal_and_integer_masks_are_refused(device):
         F.scaled_dot_product_attention(q, q, q, attn_mask=np.ones((2, 2), dtype=bool), is_causal=True)
     with pytest.raises(TypeError, match="attn_mask must be boolean .* or float .*, not int64"):
         F.scaled_dot_product_attention(q, q, q, attn_mask=np.ones((2, 2), dtype=np.int64))
+
+
+def test_attention_refuses_a_mask_that_requires_grad(device):
+    """PyTorch differentiates an additive mask (a learned bias); the fused attention gives it no gradient, so it
+    says so instead of leaving the mask's gradient silently empty."""
+    q = mg.zeros(1, 2, 4, device=device)
+    bias = mg.zeros(2, 2, requires_grad=True, device=device)
+    with pytest.raises(RuntimeError, match="scaled_dot_product_attention: attn_mask requires grad"):
+        F.scaled_dot_product_attention(q, q, q, attn_mask=bias)
+    assert F.scaled_dot_product_attention(q, q, q, attn_mask=bias.detach()).shape == (1, 2, 4)
+    with mg.no_grad():
+        assert F.scaled_dot_product_attention(q, q, q, attn_mask=bias).shape == (1, 2, 4)
 
 
 def test_attention_scale_is_pytorchs(device):

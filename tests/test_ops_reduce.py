@@ -204,6 +204,18 @@ def test_norm(p, device, data, keepdim):
              torch_fn=lambda t: t.norm(p, dim, keepdim))
 
 
+@pytest.mark.parametrize("p, expected", [(1, [0.0, -1.0, 1.0]), (math.inf, [0.0, 0.0, 0.0])])
+def test_norm_gradient_with_a_nan_is_pytorchs(p, expected, device):
+    """p=1: sign(x), 0 at nan as PyTorch's sign; p=inf: 0, since no element equals the nan maximum (was 0/0)."""
+    x = mg.tensor([np.nan, -2.0, 1.0], requires_grad=True, device=device)
+    x.norm(p).backward()
+    assert x.grad.numpy().tolist() == expected
+    if torch is not None:
+        t = torch.tensor([np.nan, -2.0, 1.0], requires_grad=True)
+        t.norm(p).backward()
+        assert t.grad.tolist() == expected
+
+
 def test_norm_of_zero_has_gradient_zero(device):
     for p in (2, 1, 3, 0.5):
         x = mg.tensor([0.0, 0.0], requires_grad=True, device=device)

@@ -309,6 +309,17 @@ def test_cat_is_concat_and_dim_is_axis(device):
     assert mg.stack([a, a], dim=-1).shape == (2, 1, 2)
 
 
+def test_cat_refuses_0d_tensors_and_a_dim_out_of_range_naming_itself(device):
+    """They used to fail with a bare 'tuple index out of range' from inside the op."""
+    x = mg.ones(2, 3, device=device)
+    with pytest.raises(RuntimeError, match="cat: 0-d tensors cannot be concatenated"):
+        mg.cat([mg.tensor(1.0, device=device), mg.tensor(2.0, device=device)])
+    for dim in (2, -3):
+        with pytest.raises(IndexError, match=f"cat: dim {dim} is out of range for tensors with 2 dims"):
+            mg.cat([x, x], dim=dim)
+    assert mg.cat([x, x], dim=-2).shape == (4, 3)
+
+
 @pytest.mark.parametrize("join", [mg.concat, mg.stack])
 def test_joining_mixed_dtypes_promotes_as_pytorch(join):
     """torch.cat([int64, float32]) is float32; NumPy's concatenate would give float64."""

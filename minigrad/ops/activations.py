@@ -58,10 +58,10 @@ class Sigmoid(Function):
 
 
 class ReLU(Function):
-    """y = max(x, 0);  dy/dx = 1 where x > 0, else 0."""
+    """y = max(x, 0);  dy/dx = 0 where x <= 0, else 1 (a nan passes its gradient, as in PyTorch)."""
 
     def forward(self, x):
-        self.positive = x > 0
+        self.positive = ~(x <= 0)
         return get_array_module(x).maximum(x, 0)  # not x * positive: -inf * 0 would be nan
 
     def backward(self, gy):
@@ -82,13 +82,14 @@ class LeakyReLU(Function):
 
 
 class ELU(Function):
-    """y = x where x > 0, else alpha (exp(x) - 1);  dy/dx = 1 where x > 0, else alpha exp(x) = y + alpha."""
+    """y = x where x > 0, else alpha (exp(x) - 1);  dy/dx = alpha exp(x) = y + alpha where x <= 0, else 1 (a nan
+    passes its gradient, as in PyTorch)."""
 
     alpha: float
 
     def forward(self, x):
         xp = get_array_module(x)
-        self.positive = require_float("elu", x) > 0
+        self.positive = ~(require_float("elu", x) <= 0)
         self.y = xp.where(self.positive, x, self.alpha * xp.expm1(xp.minimum(x, 0)))  # min: no exp overflow
         return self.y
 

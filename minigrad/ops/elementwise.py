@@ -180,25 +180,29 @@ class Square(Function):
         return gy * (2 * self.x)
 
 
+def pytorch_sign(x: Any) -> Any:
+    """(x > 0) - (x < 0) in x's dtype: PyTorch's sign, 0 at nan (NumPy's sign is nan there)."""
+    return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
+
+
 class Abs(Function):
-    """y = |x|;  dy/dx = sign(x) (0 at x = 0, as in PyTorch)."""
+    """y = |x|;  dy/dx = sign(x) (0 at x = 0 and at nan, as in PyTorch)."""
 
     constants = ("sign",)  # sign(x) is flat: its derivative is 0 (higher_order.py)
 
     def forward(self, x):
-        xp = get_array_module(x)
-        self.sign = xp.sign(x)
-        return xp.abs(x)
+        self.sign = pytorch_sign(x)
+        return get_array_module(x).abs(x)
 
     def backward(self, gy):
         return gy * self.sign
 
 
 class Sign(Function):
-    """y = sign(x) (-1, 0 or 1);  dy/dx = 0 (a step function: flat wherever it has a slope)."""
+    """y = sign(x) (-1, 0 or 1; 0 at nan, as in PyTorch);  dy/dx = 0 (a step: flat wherever it has a slope)."""
 
     def forward(self, x):
-        return get_array_module(x).sign(x)
+        return pytorch_sign(x)
 
     def backward(self, gy):
         return get_array_module(gy).zeros_like(gy)

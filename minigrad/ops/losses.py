@@ -51,12 +51,15 @@ def reduce_losses(losses: Any, total_weight: Any, reduction: str, target_shape: 
     return total / total_weight if reduction == "mean" else total
 
 
-def row_scale(gy: Any, total_weight: Any, reduction: str, rows: int) -> Any:
-    """d(reduced loss) / d(row loss) times the upstream gradient, one value per row, as (N, 1)."""
+def row_scale(gy: Any, total_weight: Any, reduction: str, counted: Any) -> Any:
+    """d(reduced loss) / d(row loss) times the upstream gradient, one value per row, as (N, 1).
+
+    An ignored row (counted 0) gets 0 even when no row counts and the mean's scale is gy / 0, as in PyTorch.
+    """
     xp = get_array_module(gy)
     if reduction == "none":
-        return gy.reshape(rows, 1)
-    return xp.broadcast_to(gy / total_weight if reduction == "mean" else gy, (rows, 1))
+        return gy.reshape(-1, 1)
+    return xp.where(counted[:, None] != 0, gy / total_weight if reduction == "mean" else gy, 0)
 
 
 class CrossEntropy(Function):
@@ -102,7 +105,7 @@ class CrossEntropy(Function):
         if eps:
             class_weights = 1 if self.cast_weight is None else self.cast_weight[None, :]
             gz -= (eps / num_classes) * class_weights * self.counted[:, None]
-        gz *= row_scale(gy, self.total_weight, self.reduction, gz.shape[0])
+        gz *= row_scale(gy, self.total_weight, self.reduction, self.counted)
         return restore_layout(gz, self.shape)
 
     def composed(self, logits):
@@ -133,13 +136,14 @@ class NLLLoss(Function):
         rows = xp.arange(t.shape[0])
         w_t = counted.astype(x.dtype) if self.weight is None else self.weight.astype(x.dtype)[t] * counted
         self.total_weight, self.t, self.rows, self.w_t, self.shape = w_t.sum(), t, rows, w_t, log_probs.shape
+        self.counted = counted
         self.rows_shape = x.shape
         return reduce_losses(-w_t * x[rows, t], self.total_weight, self.reduction, self.targets.shape)
 
     def backward(self, gy):
         gx = get_array_module(gy).zeros(self.rows_shape, dtype=gy.dtype)
         gx[self.rows, self.t] = -self.w_t
-        gx *= row_scale(gy, self.total_weight, self.reduction, gx.shape[0])
+        gx *= row_scale(gy, self.total_weight, self.reduction, self.counted)
         return restore_layout(gx, self.shape)
 
 

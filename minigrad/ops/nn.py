@@ -30,6 +30,8 @@ def stable_softmax(x: Any, axis: int, overwrite: bool = False, safe: bool = Fals
     (a query masked from every key) gets zeros instead of 0/0 = nan, as PyTorch's attention does.
     """
     xp = get_array_module(x)
+    if x.size == 0:  # nothing to normalise (max of an empty axis would raise)
+        return x if overwrite else x.copy()
     m = x.max(axis=axis, keepdims=True)
     if safe:
         m = xp.where(m == -xp.inf, 0, m)
@@ -43,6 +45,8 @@ def stable_softmax(x: Any, axis: int, overwrite: bool = False, safe: bool = Fals
 def stable_log_softmax(x: Any, axis: int) -> Any:
     """log_softmax(x) = x - logsumexp(x), with logsumexp(x) = m + log(sum(exp(x - m))), m = max(x)."""
     xp = get_array_module(x)
+    if x.size == 0:  # nothing to normalise (max of an empty axis would raise)
+        return x.copy()
     shifted = x - x.max(axis=axis, keepdims=True)
     return shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from minigrad.backend import get_array_module
 from minigrad.function import Function
-from minigrad.ops.elementwise import to_float
+from minigrad.ops.elementwise import pytorch_sign, to_float
 
 
 class ValuesIndices(NamedTuple):
@@ -306,12 +306,12 @@ class Norm(Function):
         xp = get_array_module(gy)
         x, y = self.x, self.y
         gy = expand_reduced(gy, self.axis, self.keepdims, x.ndim)
-        if self.p == math.inf:  # the gradient of max |x|, shared among ties
+        if self.p == math.inf:  # the gradient of max |x|, shared among ties (none when the max is nan)
             share = (xp.abs(x) == y).astype(x.dtype)
-            share /= share.sum(axis=self.axis, keepdims=True)
-            return gy * share * xp.sign(x)
+            share /= xp.maximum(share.sum(axis=self.axis, keepdims=True), 1)
+            return gy * share * pytorch_sign(x)
         if self.p == 1:
-            return gy * xp.sign(x)
+            return gy * pytorch_sign(x)  # 0 at nan, as in PyTorch
         safe_y = xp.where(y == 0, 1, y)
         if self.p == 2:
             return xp.where(y == 0, 0, gy * (x / safe_y))

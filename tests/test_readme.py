@@ -27,7 +27,7 @@ def test_ci_runs_the_readme_test_command_as_written():
 
 def test_the_oracle_step_installs_the_cpu_only_wheel():
     step = next(block.strip() for block in blocks("bash") if "install torch" in block)
-    assert step == "pip install torch --index-url https://download.pytorch.org/whl/cpu"
+    assert step == "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
 
 
 @pytest.mark.parametrize("index", [0, 1])

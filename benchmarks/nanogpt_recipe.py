@@ -139,17 +139,25 @@ def nanogpt_model(vocab_size: int, bias: bool, gelu: str) -> TorchGPT:
     return model
 
 
-def full_val_loss(forward: Callable[[np.ndarray, np.ndarray], float], val: np.ndarray, batch: int = 256) -> float:
+def full_val_loss(logits: Callable[[np.ndarray], np.ndarray], val: np.ndarray, batch: int = 256
+                  ) -> dict[str, float]:
     """The mean loss over every val character, predicted in consecutive block_size windows (the last partial
-    window left out). `forward(x, y)` returns the mean loss of one batch of windows."""
+    window left out); `logits(x)` gives a model's (B, T, V) logits as a NumPy array.
+
+    Also how far one nanoGPT estimate (eval_iters batches of batch_size random windows) strays from it:
+    the standard deviation of a window's mean loss over sqrt(eval_iters * batch_size)."""
     n_windows = (len(val) - 1) // block_size
-    starts = np.arange(n_windows) * block_size
-    offsets = np.arange(block_size)
-    total = 0.0
+    starts = np.arange(n_windows)[:, None] * block_size + np.arange(block_size)  # (N, T)
+    window_losses = []
     for i in range(0, n_windows, batch):
-        s = starts[i:i + batch, None] + offsets
-        total += forward(val[s], val[s + 1]) * len(s)
-    return total / n_windows
+        x, y = val[starts[i:i + batch]], val[starts[i:i + batch] + 1]
+        z = logits(x).astype(np.float64)  # (B, T, V)
+        z -= z.max(axis=-1, keepdims=True)
+        log_probs = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+        window_losses.append(-np.take_along_axis(log_probs, y[..., None], axis=-1)[..., 0].mean(axis=1))
+    losses = np.concatenate(window_losses)  # (N,): each window's mean loss
+    return {"full_val": float(losses.mean()),
+            "estimate_std": float(losses.std(ddof=1) / math.sqrt(eval_iters * batch_size))}
 
 
 def train_nanogpt(train: np.ndarray, val: np.ndarray, vocab_size: int, seed: int, bias: bool, gelu: str
@@ -179,8 +187,8 @@ def train_nanogpt(train: np.ndarray, val: np.ndarray, vocab_size: int, seed: int
         return out
 
     @torch.no_grad()
-    def forward(x: np.ndarray, y: np.ndarray) -> float:
-        return model(torch.from_numpy(x), torch.from_numpy(y))[1].item()
+    def logits(x: np.ndarray) -> np.ndarray:
+        return model(torch.from_numpy(x))[0].numpy()
 
     start = time.perf_counter()
     x, y = get_batch("train")
@@ -201,7 +209,7 @@ def train_nanogpt(train: np.ndarray, val: np.ndarray, vocab_size: int, seed: int
         optimizer.zero_grad(set_to_none=True)
         iter_num += 1
     model.eval()
-    return {"train": losses["train"], "val": losses["val"], "full_val": full_val_loss(forward, val),
+    return {"train": losses["train"], "val": losses["val"], **full_val_loss(logits, val),
             "time_s": time.perf_counter() - start}
 
 
@@ -213,12 +221,12 @@ def score_minigpt(out_dir: str, chars: list[str], val: np.ndarray) -> dict[str, 
     last = [m for m in read_metrics(out_dir) if "val_loss" in m][-1]
 
     @mg.no_grad()
-    def forward(x: np.ndarray, y: np.ndarray) -> float:
-        return model(x, y)[1].item()
+    def logits(x: np.ndarray) -> np.ndarray:
+        return model(x)[0].numpy()
 
     config = json.loads((Path(out_dir) / "config.json").read_text())
     return {"seed": config["train"]["seed"], "iter": last["iter"], "train": last["train_loss"],
-            "val": last["val_loss"], "full_val": full_val_loss(forward, val)}
+            "val": last["val_loss"], **full_val_loss(logits, val)}
 
 
 def print_table(title: str, rows: list[dict[str, float]]) -> None:
@@ -229,6 +237,9 @@ def print_table(title: str, rows: list[dict[str, float]]) -> None:
     if len(rows) > 1:
         means = {k: np.mean([r[k] for r in rows]) for k in ("val", "full_val", "train")}
         print(f"| mean | {means['val']:.4f} | {means['full_val']:.4f} | {means['train']:.4f} |")
+    spread = np.mean([r["estimate_std"] for r in rows])
+    print(f"(one estimate of eval_iters={eval_iters} batches strays from the full-set loss by {spread:.4f}, "
+          "one standard deviation)")
 
 
 def main() -> None:

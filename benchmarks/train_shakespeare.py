@@ -114,7 +114,7 @@ def run_torch(cfg: TrainConfig) -> dict[str, float]:
 def train_model_config(cfg: TrainConfig, vocab_size: int) -> GPTConfig:
     """The model train() builds for `cfg`."""
     return GPTConfig(vocab_size=vocab_size, block_size=cfg.block_size, n_layer=cfg.n_layer, n_head=cfg.n_head,
-                     n_embd=cfg.n_embd, dropout=cfg.dropout)
+                     n_embd=cfg.n_embd, dropout=cfg.dropout, bias=cfg.bias)
 
 
 def main() -> None:

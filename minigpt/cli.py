@@ -140,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     flag(group, "--n-head", "attention heads per block", type=_positive_int, metavar="N")
     flag(group, "--n-embd", "embedding width", type=_positive_int, metavar="C")
     flag(group, "--dropout", "dropout probability", type=_fraction, metavar="P")
+    flag(group, "--bias", "biases in the Linear and LayerNorm layers", action=argparse.BooleanOptionalAction)
     flag(group, "--pos-encoding", "position encoding", choices=["learned", "sinusoidal", "rope", "none"])
     flag(group, "--norm-position", "LayerNorm before (pre, GPT-2) or after (post) each sublayer",
          choices=["pre", "post"])

@@ -68,6 +68,7 @@ class TrainConfig:
     n_head: int = 4
     n_embd: int = 128
     dropout: float = 0.0
+    bias: bool = False  # biases in the Linear and LayerNorm layers: nanoGPT's train.py has none (as good, faster)
     pos_encoding: str = "learned"
     norm_position: str = "pre"
     # AdamW
@@ -152,7 +153,7 @@ def train(cfg: TrainConfig) -> TrainResult:
     try:
         model_config = GPTConfig(vocab_size=data.tokenizer.vocab_size, block_size=cfg.block_size,
                                  n_layer=cfg.n_layer, n_head=cfg.n_head, n_embd=cfg.n_embd, dropout=cfg.dropout,
-                                 pos_encoding=cfg.pos_encoding, norm_position=cfg.norm_position)
+                                 bias=cfg.bias, pos_encoding=cfg.pos_encoding, norm_position=cfg.norm_position)
     except ValueError as error:
         raise ConfigError(str(error)) from None
     preflight.check_memory(model_config, cfg.batch_size, device)

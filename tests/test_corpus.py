@@ -116,6 +116,19 @@ def test_dataset_splits_90_10_and_batches_predict_the_next_character(tmp_path):
     np.testing.assert_array_equal(x, x2)
 
 
+def test_the_split_and_the_windows_are_nanogpts(tmp_path):
+    """prepare.py's split (the first int(n * 0.9) characters train, the rest val) and train.py's get_batch
+    (a window starts anywhere in [0, len - block_size), as torch.randint(len(data) - block_size) draws)."""
+    path = tmp_path / "text.txt"
+    path.write_text("".join(chr(ord("a") + i % 26) for i in range(1009)), encoding="utf-8")
+    data = load_dataset(path, block_size=8)
+    assert len(data.train) == int(1009 * 0.9) == 908 and len(data.val) == 101
+    ids = np.arange(8 + 3)  # room for exactly three windows of 8, with their targets
+    x, y = get_batch(ids, 300, 8, np.random.default_rng(0))
+    assert set(x[:, 0]) == {0, 1, 2}  # every start, the last one included, and none past it
+    np.testing.assert_array_equal(y, x + 1)
+
+
 def test_the_vocabulary_covers_the_val_split(tmp_path):
     path = tmp_path / "text.txt"
     path.write_text("a" * 90 + "z" * 10, encoding="utf-8")  # 'z' appears only in the val split

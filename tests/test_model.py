@@ -73,16 +73,31 @@ def test_fixed_tables_are_not_saved_and_not_trained(pos):
     GPT(tiny(pos_encoding=pos)).load_state_dict(model.state_dict())  # strict load works without the tables
 
 
-def test_gpt2_initialisation():
-    config = tiny(n_layer=8, n_embd=64, n_head=4, vocab_size=64, block_size=64)
-    params = dict(GPT(config).named_parameters())
-    assert abs(params["transformer.h.0.mlp.c_fc.weight"].numpy().std() - 0.02) < 0.002
-    assert abs(params["transformer.wte.weight"].numpy().std() - 0.02) < 0.002
+@pytest.mark.parametrize("bias", [True, False])
+def test_gpt2_initialisation_as_nanogpt(bias):
+    """nanoGPT's GPT.__init__: every Linear and Embedding weight drawn from N(0, 0.02), every c_proj.weight
+    (the two residual projections of each block) from N(0, 0.02 / sqrt(2 n_layer)), zero biases, LayerNorm
+    gains of one, and the output layer tied to the token embedding."""
+    config = tiny(n_layer=8, n_embd=64, n_head=4, vocab_size=64, block_size=64, bias=bias)
+    model = GPT(config)
+    assert model.lm_head.weight is model.transformer.wte.weight
     residual = 0.02 / math.sqrt(2 * config.n_layer)
-    assert abs(params["transformer.h.3.attn.c_proj.weight"].numpy().std() - residual) < residual / 10
-    assert abs(params["transformer.h.3.mlp.c_proj.weight"].numpy().std() - residual) < residual / 10
-    assert not params["transformer.h.0.attn.c_attn.bias"].numpy().any()
-    np.testing.assert_array_equal(params["transformer.ln_f.weight"].numpy(), 1.0)
+    weights = 0
+    for name, param in model.named_parameters():
+        w = param.numpy().astype(np.float64)
+        if w.ndim == 2:
+            std = residual if name.endswith("c_proj.weight") else 0.02
+            assert abs(w.std() / std - 1) < 0.1, name
+            assert abs(w.mean()) < 5 * std / math.sqrt(w.size), name
+            kurtosis = ((w - w.mean()) ** 4).mean() / w.var() ** 2
+            assert abs(kurtosis - 3) < 0.5, f"{name}: not normal (kurtosis {kurtosis:.2f}; uniform's is 1.8)"
+            weights += 1
+        elif name.endswith(".bias"):
+            np.testing.assert_array_equal(w, 0.0, err_msg=name)
+        else:
+            np.testing.assert_array_equal(w, 1.0, err_msg=name)  # a LayerNorm gain
+    assert weights == 2 + 4 * config.n_layer  # wte (= lm_head), wpe, and four Linear layers a block
+    assert any(name.endswith(".bias") for name, _ in model.named_parameters()) == bias
 
 
 # ----------------------------------------------------------------------------------------------------

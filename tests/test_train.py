@@ -56,6 +56,25 @@ def test_training_lowers_the_val_loss_and_writes_a_checkpoint(tmp_path):
     assert json.loads((out / checkpoint.CONFIG).read_text())["model"]["n_layer"] == 2
 
 
+def test_the_defaults_are_nanogpts_cpu_recipe():
+    """`minigpt train` with no flags trains as nanoGPT's README CPU command does (config/train_shakespeare_char.py
+    with --block_size=64 --batch_size=12 --n_layer=4 --n_head=4 --n_embd=128 --max_iters=2000 --lr_decay_iters=2000
+    --dropout=0.0 --eval_iters=20), with train.py's bias=False: no biases in Linear and LayerNorm layers."""
+    nanogpt = dict(n_layer=4, n_head=4, n_embd=128, block_size=64, batch_size=12, dropout=0.0, bias=False,
+                   lr=1e-3, max_iters=2000, weight_decay=0.1, beta1=0.9, beta2=0.99, grad_clip=1.0,
+                   warmup_iters=100, eval_interval=250, eval_iters=20, pos_encoding="learned", norm_position="pre")
+    assert {name: getattr(TrainConfig(), name, None) for name in nanogpt} == nanogpt
+
+
+def test_a_model_has_biases_only_when_asked_for(tmp_path):
+    data = str(write_text(tmp_path))
+    for flags, has_biases in (([], False), (["--bias"], True)):
+        out = tmp_path / f"out{len(flags)}"
+        assert main(["train", "--data", data, *TINY_FLAGS, "--out-dir", str(out), "--max-iters", "1", *flags]) == 0
+        assert any(name.endswith(".bias") for name in weights(out)) == has_biases
+        assert json.loads((out / checkpoint.CONFIG).read_text())["model"]["bias"] == has_biases
+
+
 def test_resume_ends_with_the_same_weights_as_a_run_never_stopped(tmp_path):
     data = str(write_text(tmp_path))
     straight, stopped = tmp_path / "straight", tmp_path / "stopped"

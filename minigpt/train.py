@@ -346,6 +346,10 @@ def config_for_resume(out_dir: str | Path, given: dict[str, Any]) -> TrainConfig
         raise checkpoint.CheckpointError(f"{out_dir}: no checkpoint to resume; start one with: minigpt train "
                                          f"--out-dir {out_dir}")
     saved, path = checkpoint.read_train_settings(out_dir)
+    # Settings added since checkpoint format 2 began: a run saved before `bias` was one built its model with
+    # biases (GPTConfig's default); one saved before `threads` measured nothing (BLAS's default).
+    saved.setdefault("bias", True)
+    saved.setdefault("threads", 0)
     schema.check_fields(saved, TrainConfig, f"{path}: train.")
     try:
         TrainConfig(**saved)  # each value in range, before any is used

@@ -31,7 +31,7 @@ def write_checkpoint(out_dir, iter_num, seed=0, data_path=None):
     tokenizer = CharTokenizer.from_text(TEXT)
     mg.manual_seed(seed)
     model = GPT(GPTConfig(vocab_size=tokenizer.vocab_size, block_size=cfg.block_size, n_layer=cfg.n_layer,
-                          n_head=cfg.n_head, n_embd=cfg.n_embd))
+                          n_head=cfg.n_head, n_embd=cfg.n_embd, bias=cfg.bias))
     # As train() makes it: weight decay on the 2-D weights only; one step, so that there are moments to save.
     decay = [p for p in model.parameters() if p.ndim >= 2]
     no_decay = [p for p in model.parameters() if p.ndim < 2]

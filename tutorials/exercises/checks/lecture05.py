@@ -55,7 +55,7 @@ def check_layer_norm(layer_norm) -> str:
     got = expect_tensor(layer_norm(*tensors), "layer_norm 的结果")
     compare(got, _layer_norm(x, w, b), "输出", suspects=[
         (_layer_norm(x, w, b, ddof=1), "方差应除以 n（有偏：mean((x − μ)²)），你的像是除以 n − 1"),
-        (_layer_norm(x, w, b, axis=0), "应在每个位置自己的特征上（最后一维）归一化；沿 batch 维归一化的是 BatchNorm"),
+        (_layer_norm(x, w, b, axis=0), "应在每个位置自己的特征上（最后一维）归一化；沿批这一维归一化的是 BatchNorm"),
         (_layer_norm(x, w, b, eps_inside=False), "eps 应加在方差上再开方：√(σ² + eps)，不是 √σ² + eps"),
         (_layer_norm(x, 1.0, 0.0), "忘了乘 weight、加 bias"),
         (_layer_norm(x, w, 0.0), "忘了加 bias"),

@@ -16,11 +16,11 @@ import pytest
 import minigrad as mg
 import minigrad.functional as F
 from minigpt import GPTConfig
-from minigpt.model import CausalSelfAttention
+from minigpt.model import Block, CausalSelfAttention
 from tutorials import exercises
 from tutorials.exercises import LECTURES, check, find, grade_lecture
 from tutorials.exercises.__main__ import main
-from tutorials.exercises.checks.lecture05 import mha
+from tutorials.exercises.checks.lecture05 import block_np, mha
 from tutorials.exercises.grading import grade
 from tutorials.solutions import lecture00 as sol00
 from tutorials.solutions import lecture03 as sol03
@@ -303,6 +303,28 @@ class LayerNormWithoutXhatTerm(sol05.LayerNorm):
         return self.rstd * (gy - gy.mean(axis=-1, keepdims=True))
 
 
+def post_ln_block_written_pre_ln(x, w, n_head):
+    def mlp(h):
+        return F.linear(F.gelu(F.linear(h, w["mlp.c_fc.weight"], w["mlp.c_fc.bias"])),
+                        w["mlp.c_proj.weight"], w["mlp.c_proj.bias"])
+
+    C = x.shape[-1]
+    h = F.layer_norm(x, C, w["ln_1.weight"], w["ln_1.bias"])
+    x = x + sol05.causal_self_attention(h, w["attn.c_attn.weight"], w["attn.c_attn.bias"], w["attn.c_proj.weight"],
+                                        w["attn.c_proj.bias"], n_head)
+    return x + mlp(F.layer_norm(x, C, w["ln_2.weight"], w["ln_2.bias"]))
+
+
+def post_ln_block_tanh_gelu(x, w, n_head):
+    C = x.shape[-1]
+    x = F.layer_norm(x + sol05.causal_self_attention(x, w["attn.c_attn.weight"], w["attn.c_attn.bias"],
+                                                     w["attn.c_proj.weight"], w["attn.c_proj.bias"], n_head),
+                     C, w["ln_1.weight"], w["ln_1.bias"])
+    hidden = F.gelu(F.linear(x, w["mlp.c_fc.weight"], w["mlp.c_fc.bias"]), approximate="tanh")
+    return F.layer_norm(x + F.linear(hidden, w["mlp.c_proj.weight"], w["mlp.c_proj.bias"]), C,
+                        w["ln_2.weight"], w["ln_2.bias"])
+
+
 def batch_not_shifted(data, starts, block_size):
     x = np.stack([data[s:s + block_size] for s in starts])
     return x, x.copy()
@@ -446,6 +468,8 @@ WRONG = [
     ("5.4", attention_scaled_by_width, "√hs"),
     ("5.5", LayerNormOnlyRstd, "只算了“除以 σ”这一条路"),
     ("5.5", LayerNormWithoutXhatTerm, "−x̂·mean(gy·x̂)"),
+    ("5.6", post_ln_block_written_pre_ln, "Pre-LN 的写法"),
+    ("5.6", post_ln_block_tanh_gelu, "不是 tanh 近似"),
     ("6.1", batch_not_shifted, "往后错一位"),
     ("6.2", decrease_with_norm, "范数的平方"),
     ("6.3", top_k_not_renormalised, "重新归一化"),
@@ -534,6 +558,19 @@ def test_the_checkers_multi_head_attention_is_minigpts():
     np.testing.assert_allclose(mha(x, *arrays, n_head=2), expected, atol=1e-5)
 
 
+@pytest.mark.parametrize("norm_position", ["pre", "post"])
+def test_the_checkers_block_is_minigpts(norm_position):
+    rng = np.random.default_rng(1)
+    block = Block(GPTConfig(vocab_size=5, block_size=8, n_layer=1, n_head=2, n_embd=8, norm_position=norm_position),
+                  layer=0).to(dtype=np.float64)
+    w = {name: rng.standard_normal(p.shape) * 0.5 for name, p in block.state_dict().items()}
+    block.load_state_dict(w)
+    x = rng.standard_normal((2, 5, 8))
+    with mg.no_grad():
+        expected = block(mg.tensor(x, dtype="float64")).numpy()
+    np.testing.assert_allclose(block_np(x, w, n_head=2, post=norm_position == "post"), expected, atol=1e-10)
+
+
 def test_check_grades_an_answer_given_in_a_notebook_cell(capsys):
     check("3.2", sol03.attention)
     assert "1/1 通过" in capsys.readouterr().out
@@ -544,10 +581,10 @@ def test_check_grades_an_answer_given_in_a_notebook_cell(capsys):
 
 def test_check_reports_progress_for_a_lecture(capsys):
     check("05", solutions=True)
-    assert "5/5 通过" in capsys.readouterr().out
+    assert "6/6 通过" in capsys.readouterr().out
     check("5")
-    assert "0/5 通过" in capsys.readouterr().out
-    assert [r.status for r in grade_lecture(5, solutions=True)] == ["pass"] * 5
+    assert "0/6 通过" in capsys.readouterr().out
+    assert [r.status for r in grade_lecture(5, solutions=True)] == ["pass"] * 6
 
 
 def test_the_command_line_exit_status(capsys):

@@ -14,25 +14,26 @@
 # %% [markdown]
 # # 04 位置编码：给每个词一个座位号
 #
-# 上一讲的自注意力有一个奇怪的盲点：它只比较向量，从不过问向量排在第几个。这一讲先用实验把这个盲点抓出来，
-# 再看三种补法——可学习的位置表（GPT-2）、正弦余弦编码（原始 Transformer）、旋转位置编码 RoPE——
-# 各自补得怎么样，尤其是遇到比训练时更长的句子时。
+# 上一讲的自注意力（self-attention）有一个奇怪的盲点：它只比较向量，从不过问向量排在第几个。
+# 这一讲先用实验把这个盲点抓出来，再看三种位置编码（positional encoding）——可学习的位置表（GPT-2）、
+# 正弦余弦编码（原始 Transformer）、旋转位置编码 RoPE——各自补得怎么样，尤其是遇到比训练时更长的句子时。
 #
 # 1. 不加位置信息，“狗咬人”和“人咬狗”经过自注意力得到的是**同一组向量，只是换了顺序**。
 # 2. 加上位置信号，两句话就分开了。
 # 3. 把正弦余弦编码画出来，并验证：两个位置离得越近，编码越像。
 # 4. 在一个离不开顺序的小任务上训练四个小 GPT（learned / sinusoidal / rope / 不加位置），
-#    再把它们拿到**比训练时更长**的序列上考一考。
+#    再把它们拿到**比训练时更长**的序列上考一考。这里有一处要**更正**讲义：正弦余弦编码并不能外推。
 #
 # 运行：`python tutorials/04_positional_encoding.py`（完整实验）；
 # `TUTORIAL_QUICK=1 python tutorials/04_positional_encoding.py`（小模型、少步数）。图片写到 `figures/`。
+# 术语的写法见 [术语表](术语表.md)。
 
 # %% [markdown]
 # **学完这一讲，你能**：证明没有位置信息的自注意力只会把输出跟着输入重排；写出正弦余弦编码，并说清它为什么
 # 藏着相对位置；比较 learned、sinusoidal、RoPE 三种编码在比训练时更长的序列上的表现，并说出原因。
 #
-# **用时**（在 2 核 CPU 上实测的 CPU 时间；机器忙时墙钟时间更长）：
-# 运行本讲，快速版约 85 秒，完整版约 3 分钟（训练四个小 GPT 占了大部分）；最后有 4 道练习。
+# **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（在 2 核 CPU 上实测，训练四个小 GPT 占了大部分）；
+# 最后有 4 道练习。
 
 # %%
 from tutorials.course import CJK, QUICK, T_START, label, show_figure  # first: it limits BLAS threads before NumPy loads
@@ -52,7 +53,7 @@ from minigrad import nn, optim
 # %% [markdown]
 # ## 1. 没有座位号的注意力分不清“狗咬人”和“人咬狗”
 #
-# 我们手写一层最朴素的自注意力：每个字查一张词向量表，经过 $W_q, W_k, W_v$ 得到 Q、K、V，再做
+# 我们手写一层最朴素的自注意力：每个字查一张嵌入表（embedding），经过 $W_q, W_k, W_v$ 得到查询、键、值（Q、K、V），再做
 # $\mathrm{softmax}(QK^\top/\sqrt{d})\,V$。这里不加因果遮罩——和第三讲一样，每个字都能看到整句话。
 #
 # **先猜一猜**：“狗”在“狗咬人”里和在“人咬狗”里，经过这一层自注意力，得到的输出向量一样吗？
@@ -62,12 +63,12 @@ VOCAB = ["狗", "咬", "人"]
 D = 16
 
 mg.manual_seed(0)
-embedding = nn.Embedding(len(VOCAB), D)                      # one vector per character, nothing about position
+embedding = nn.Embedding(len(VOCAB), D)                      # 每个字一个向量，不含任何位置信息
 W_q, W_k, W_v = nn.Linear(D, D), nn.Linear(D, D), nn.Linear(D, D)
 
 
 def self_attention(x: mg.Tensor) -> mg.Tensor:
-    """One head of self-attention over x (T, D), every token seeing every token (no causal mask)."""
+    """一个头的自注意力，x 的形状 (T, D)，每个词元都看得到所有词元（没有因果遮罩）。"""
     return F.scaled_dot_product_attention(W_q(x), W_k(x), W_v(x))   # (T, D)
 
 
@@ -81,9 +82,9 @@ with mg.no_grad():
 
 for i, ch in enumerate("狗咬人"):
     j = "人咬狗".index(ch)
-    print(f"'{ch}'  in 狗咬人: {np.round(out_a[i, :4], 3)}   in 人咬狗: {np.round(out_b[j, :4], 3)}")
+    print(f"“{ch}” 在狗咬人里：{np.round(out_a[i, :4], 3)}   在人咬狗里：{np.round(out_b[j, :4], 3)}")
 
-# 人咬狗 is 狗咬人 read in the order (2, 1, 0); its outputs are 狗咬人's outputs in that same order.
+# 人咬狗就是按 (2, 1, 0) 的次序读狗咬人；它的输出就是狗咬人的输出按同样的次序排。
 perm = [2, 1, 0]
 assert np.allclose(out_b, out_a[perm], atol=1e-6), "without positions, attention only permutes its outputs"
 assert np.allclose(out_a.mean(axis=0), out_b.mean(axis=0), atol=1e-6)
@@ -94,7 +95,7 @@ assert np.allclose(out_a.mean(axis=0), out_b.mean(axis=0), atol=1e-6)
 #
 # 原因在公式里：打乱输入的顺序，相当于把分数矩阵 $QK^\top$ 的行和列按同一种方式重排；softmax 逐行计算，
 # 不在乎一行里各列的先后；再乘上同样重排过的 $V$，列的重排恰好抵消，只剩下行的重排——输出按同样的方式换了顺序。
-# 任何打乱都是如此，不只是这三个字：
+# 任何打乱都是如此，不只是这三个字——随便 8 个词元（token）打乱次序：
 
 # %%
 rng = np.random.default_rng(0)
@@ -104,7 +105,7 @@ with mg.no_grad():
     out = self_attention(embedding(ids)).numpy()
     out_shuffled = self_attention(embedding(ids[shuffle])).numpy()
 assert np.allclose(out_shuffled, out[shuffle], atol=1e-6)
-print("shuffling 8 tokens only shuffles the 8 outputs: True")
+print("打乱 8 个词元，输出只是跟着同样打乱：是")
 
 # %% [markdown]
 # ## 2. 加上位置信号，两句话就分开了
@@ -113,17 +114,17 @@ print("shuffling 8 tokens only shuffles the 8 outputs: True")
 # 从此是两个不同的向量。先用原始 Transformer 的正弦余弦编码（`minigpt.model.sinusoidal_table`）试试。
 
 # %%
-pe = mg.tensor(sinusoidal_table(8, D))                      # (8, D): row p is the signal of seat p
+pe = mg.tensor(sinusoidal_table(8, D))                      # (8, D)：第 p 行是第 p 号座位的信号
 
 with mg.no_grad():
     pos_a = self_attention(embedding(encode("狗咬人")) + pe[:3]).numpy()
     pos_b = self_attention(embedding(encode("人咬狗")) + pe[:3]).numpy()
 
 gap = np.abs(pos_b - pos_a[perm]).max() / np.abs(pos_a).max()
-print(f"with positions, 人咬狗's outputs vs 狗咬人's permuted: largest difference {gap:.0%} of the output scale")
+print(f"加上位置以后，人咬狗的输出和重排过的狗咬人的输出最多差了输出尺度的 {gap:.0%}")
 for i, ch in enumerate("狗咬人"):
     j = "人咬狗".index(ch)
-    print(f"'{ch}'  in 狗咬人: {np.round(pos_a[i, :4], 3)}   in 人咬狗: {np.round(pos_b[j, :4], 3)}")
+    print(f"“{ch}” 在狗咬人里：{np.round(pos_a[i, :4], 3)}   在人咬狗里：{np.round(pos_b[j, :4], 3)}")
 assert gap > 0.1, "with a position signal the two sentences must no longer be permutations of each other"
 assert not np.allclose(pos_a.mean(axis=0), pos_b.mean(axis=0), atol=1e-2)
 
@@ -157,7 +158,7 @@ show_figure(fig, "04_sinusoidal_table.png")
 # %%
 P_SIM = 256
 big_table = sinusoidal_table(P_SIM + 64, D_DRAW)
-start = 64                                       # any start gives the same curve: only the distance matters
+start = 64                                       # 从哪里开始量都是同一条曲线：只有距离要紧
 distances = np.arange(P_SIM)
 cosine = big_table[start:start + P_SIM] @ big_table[start] / (
     np.linalg.norm(big_table[start:start + P_SIM], axis=1) * np.linalg.norm(big_table[start]))
@@ -175,9 +176,9 @@ ax.legend()
 fig.tight_layout()
 show_figure(fig, "04_position_similarity.png")
 
-print("cosine similarity at distance 0..10:", np.round(cosine[:11], 3))
+print("距离 0..10 的余弦相似度：", np.round(cosine[:11], 3))
 near, middle, far = cosine[1:5].mean(), cosine[8:17].mean(), cosine[32:129].mean()
-print(f"mean similarity: distance 1-4 {near:.3f} > 8-16 {middle:.3f} > 32-128 {far:.3f}")
+print(f"平均相似度：距离 1–4 {near:.3f} > 8–16 {middle:.3f} > 32–128 {far:.3f}")
 assert np.all(np.diff(cosine[:11]) < 0), "over a short range, similarity falls with every step of distance"
 assert near > middle > far
 assert np.allclose(cosine, cosine_elsewhere, atol=1e-4), "similarity depends on the distance only"
@@ -189,31 +190,31 @@ assert np.allclose(cosine, cosine_elsewhere, atol=1e-4), "similarity depends on 
 #
 # ## 4. 三种位置编码，考一道离不开顺序的题
 #
-# 题目：输入一串随机 token，要求模型在每个位置输出**它前面第 3 个** token（前 3 个位置没有答案，不计分）。
-# 只知道“前面出现过哪些 token”是做不了这道题的，必须知道它们的顺序。
+# 题目：输入一串随机词元，要求模型在每个位置输出**它前面第 3 个**词元（前 3 个位置没有答案，不计分）。
+# 只知道“前面出现过哪些词元”是做不了这道题的，必须知道它们的顺序。
 #
 # 我们用 `minigpt` 训练四个一模一样的小 GPT，只改 `GPTConfig(pos_encoding=...)`：
 #
-# - `learned`：GPT-2 的做法，一张可学习的表 `wpe`，每个位置一行，和字向量相加；
-# - `sinusoidal`：上面画的正弦余弦表，固定不学，和字向量相加；
-# - `rope`：旋转位置编码，不往字向量上加任何东西，而是在每一层把 q 和 k 按位置转一个角度；
+# - `learned`：GPT-2 的做法，一张可学习的表 `wpe`，每个位置一行，和嵌入向量相加；
+# - `sinusoidal`：上面画的正弦余弦表，固定不学，和嵌入向量相加；
+# - `rope`：旋转位置编码，不往嵌入向量上加任何东西，而是在每一层把 q 和 k 按位置转一个角度；
 # - `none`：什么位置信息都不给，作对照。
 #
-# 训练只用长度 16 的序列；考试时再拿长度 48 的序列来考。
+# 训练只用长度 16 的序列（上下文长度，即 `block_size`，是 16）；考试时再拿长度 48 的序列来考。
 #
 # **先猜一猜**：在训练长度上，四个模型里哪个做不出这道题？另外三个谁学得最慢？
 
 # %%
-V, SHIFT = 12, 3                                   # vocabulary size; answer = the token SHIFT places back
+V, SHIFT = 12, 3                                   # 词表大小；答案 = 前面第 SHIFT 个词元
 TRAIN_LEN, TEST_LEN = 16, 48
 N_EMBD, N_LAYER, N_HEAD = 32, 2, 1
-STEPS = 1200 if QUICK else 2500
+STEPS = 900 if QUICK else 2500
 BATCH, LR = 32, 3e-3
 CHANCE = 1 / V
 
 
 def shift_batch(rng: np.random.Generator, batch: int, length: int) -> tuple[np.ndarray, np.ndarray]:
-    """Random tokens x and targets y[t] = x[t - SHIFT]; the first SHIFT targets are -1 (ignored by the loss)."""
+    """随机词元 x 和答案 y[t] = x[t - SHIFT]；前 SHIFT 个答案是 -1（损失不计）。"""
     x = rng.integers(0, V, size=(batch, length))
     y = np.full((batch, length), -1)
     y[:, SHIFT:] = x[:, :-SHIFT]
@@ -233,21 +234,28 @@ def train(pos_encoding: str) -> tuple[GPT, list[float]]:
     losses = []
     for _ in range(STEPS):
         x, y = shift_batch(rng, BATCH, TRAIN_LEN)
-        _, loss = model(x, y)          # forward
+        _, loss = model(x, y)          # 前向
         optimizer.zero_grad()
-        loss.backward()                # backward
-        optimizer.step()               # update
+        loss.backward()                # 反向传播
+        optimizer.step()               # 更新
         losses.append(loss.item())
     return model, losses
 
 
-def accuracy_by_position(model: GPT, length: int) -> np.ndarray:
-    """Fraction of correct greedy answers at each position t >= SHIFT, over 256 fresh sequences."""
+def score_by_position(model: GPT, length: int) -> tuple[np.ndarray, np.ndarray]:
+    """在 256 条新序列上，每个位置 t >= SHIFT 的答对率（取最可能的答案）和交叉熵损失，形状都是 (length - SHIFT,)。"""
     x, y = shift_batch(np.random.default_rng(123), 256, length)
     with mg.no_grad():
         logits, _ = model(x)
-    correct = logits.numpy().argmax(axis=-1) == y
-    return correct[:, SHIFT:].mean(axis=0)      # (length - SHIFT,)
+    log_p = F.log_softmax(logits, axis=-1).numpy()[:, SHIFT:]                    # (256, length - SHIFT, V)
+    answers = y[:, SHIFT:]
+    correct = log_p.argmax(axis=-1) == answers
+    loss = -np.take_along_axis(log_p, answers[..., None], axis=-1)[..., 0]
+    return correct.mean(axis=0), loss.mean(axis=0)
+
+
+def accuracy_by_position(model: GPT, length: int) -> np.ndarray:
+    return score_by_position(model, length)[0]
 
 
 ENCODINGS = ["learned", "sinusoidal", "rope", "none"]
@@ -256,8 +264,8 @@ for pos_encoding in ENCODINGS:
     t0 = time.time()
     models[pos_encoding], curves[pos_encoding] = train(pos_encoding)
     trained_acc[pos_encoding] = accuracy_by_position(models[pos_encoding], TRAIN_LEN).mean()
-    print(f"{pos_encoding:>10}: final loss {np.mean(curves[pos_encoding][-20:]):.3f}, "
-          f"accuracy at length {TRAIN_LEN}: {trained_acc[pos_encoding]:.1%}  ({time.time() - t0:.1f} s)")
+    print(f"{pos_encoding:>10}：最后的训练损失 {np.mean(curves[pos_encoding][-20:]):.3f}，"
+          f"长度 {TRAIN_LEN} 上的答对率 {trained_acc[pos_encoding]:.1%}（{time.time() - t0:.1f} 秒）")
 
 fig, ax = plt.subplots(figsize=(8, 3.8))
 for pos_encoding in ENCODINGS:
@@ -267,7 +275,7 @@ ax.axhline(np.log(V), color="black", linewidth=0.8, linestyle=":")
 ax.text(STEPS * 0.98, np.log(V) - 0.05, label("瞎猜的损失 ln 12", "chance loss ln 12"), ha="right", va="top")
 ax.set_xlabel(label("训练步数", "training step"))
 ax.set_ylabel(label("损失（20 步滑动平均）", "loss (20-step moving average)"))
-ax.set_title(label("“输出前面第 3 个 token”的训练曲线", "training on 'copy the token 3 back'"))
+ax.set_title(label("“输出前面第 3 个词元”的训练曲线", "training on 'copy the token 3 back'"))
 ax.grid(True, alpha=0.3)
 ax.legend()
 fig.tight_layout()
@@ -275,11 +283,11 @@ show_figure(fig, "04_training_curves.png")
 
 # %% [markdown]
 # 在训练长度上，三种位置编码都把题做对了（几乎 100%）；不给位置信息的模型差得远。
-# 它也不是完全瞎猜：因果遮罩让第 $t$ 个位置恰好看到 $t+1$ 个 token，这本身泄露了一点点位置线索，
+# 它也不是完全瞎猜：因果遮罩让第 $t$ 个位置恰好看到 $t+1$ 个词元，这本身泄露了一点点位置线索，
 # 但远远不够用来找出“前面第 3 个”。
 
 #
-# 训练曲线里还藏着一个细节：sinusoidal 在“瞎猜”的水平上停了好几百步才开始下降，另外两种几乎立刻就学会了。
+# 训练曲线里还藏着一个细节：sinusoidal 在“瞎猜”的水平上停了一阵才开始下降，另外两种几乎立刻就学会了。
 # 这也回答了一个常被问到的问题：把位置和字直接相加，两者会不会搅在一起？会，而且谁的数值大，谁就占上风。
 # 量一量刚初始化时两者的大小：
 
@@ -287,15 +295,15 @@ show_figure(fig, "04_training_curves.png")
 fresh = GPT(make_config("sinusoidal", block_size=TRAIN_LEN))
 token_norm = np.linalg.norm(fresh.transformer.wte.weight.numpy(), axis=1).mean()
 position_norm = np.linalg.norm(fresh.pos_table.numpy(), axis=1).mean()
-print(f"at initialisation: token vector norm {token_norm:.3f}, sinusoidal position vector norm {position_norm:.3f} "
-      f"({position_norm / token_norm:.0f}x louder)")
+print(f"初始化时：嵌入向量的长度 {token_norm:.3f}，正弦余弦位置向量的长度 {position_norm:.3f}"
+      f"（大 {position_norm / token_norm:.0f} 倍）")
 assert position_norm > 10 * token_norm
 
 # %% [markdown]
-# GPT-2 式的初始化让字向量很小（每维标准差 0.02），而正弦余弦表每维都在 ±1 之间，大了几十倍。
-# 相加之后，字的信息一开始几乎被位置淹没，模型得先把字向量“喊大声”才能开始解题——所以起步慢。
-# 可学习的表和字向量用同样的小初始化，RoPE 根本不往字向量上加东西，都没有这个问题。
-# （原始 Transformer 在相加之前把字向量乘上 $\sqrt{d}$，客观上也起到了平衡两者大小的作用。）
+# GPT-2 式的初始化让嵌入向量很小（每维标准差 0.02），而正弦余弦表每维都在 ±1 之间，大得多（上面打印的倍数）。
+# 相加之后，字的信息一开始几乎被位置淹没，模型得先把嵌入向量“喊大声”才能开始解题——所以起步慢。
+# 可学习的表和嵌入向量用同样的小初始化，RoPE 根本不往嵌入向量上加东西，都没有这个问题。
+# （原始 Transformer 在相加之前把嵌入向量乘上 $\sqrt{d}$，客观上也起到了平衡两者大小的作用。）
 
 # %%
 for pos_encoding in ("learned", "sinusoidal", "rope"):
@@ -310,26 +318,26 @@ assert trained_acc["none"] < min(trained_acc[p] for p in ("learned", "sinusoidal
 
 # %%
 learned = models["learned"]
-print("learned position table:", learned.transformer.wpe.weight.shape)
+print("可学习的位置表的形状：", learned.transformer.wpe.weight.shape)
 x_long, y_long = shift_batch(np.random.default_rng(7), 4, TEST_LEN)
 try:
     learned(x_long)
     raise AssertionError("a learned table of 16 rows should not run on 48 positions")
 except ValueError as error:
-    print("forward on 48 tokens ->", error)
+    print("在 48 个词元上前向 ->", error)
 
 try:
     row = learned.transformer.wpe.weight[TEST_LEN - 1]
     raise AssertionError("there should be no row for position 47")
 except IndexError as error:
-    print(f"wpe.weight[{TEST_LEN - 1}] ->", type(error).__name__, error)
+    print(f"取 wpe.weight[{TEST_LEN - 1}] ->", type(error).__name__, error)
 
-# Moving the trained weights into a model built for 48 positions fails too: its table has 48 rows, ours 16.
+# 把训练好的权重装进一个为 48 个位置建的模型也不行：它的表有 48 行，我们的只有 16 行。
 try:
     GPT(make_config("learned", block_size=TEST_LEN)).load_state_dict(learned.state_dict())
     raise AssertionError("a 16-row table should not load into a 48-row one")
 except RuntimeError as error:
-    print("load into a 48-position model ->", str(error).splitlines()[1].strip())
+    print("装进 48 个位置的模型 ->", str(error).splitlines()[1].strip())
 
 # %% [markdown]
 # 正弦余弦和 RoPE 没有需要学习的位置参数：它们的表是公式算出来的，不存进 `state_dict`。
@@ -341,7 +349,7 @@ except RuntimeError as error:
 
 # %%
 def stretched(pos_encoding: str) -> GPT:
-    """The trained weights in a model with block_size TEST_LEN (learned: rows >= TRAIN_LEN stay untrained)."""
+    """把训练好的权重装进 block_size = TEST_LEN 的模型（learned：第 TRAIN_LEN 行以后保持未训练）。"""
     mg.manual_seed(1)
     big = GPT(make_config(pos_encoding, block_size=TEST_LEN))
     state = models[pos_encoding].state_dict()
@@ -353,12 +361,14 @@ def stretched(pos_encoding: str) -> GPT:
     return big
 
 
-long_acc = {p: accuracy_by_position(stretched(p), TEST_LEN) for p in ENCODINGS}
-seen = slice(0, TRAIN_LEN - SHIFT)              # positions SHIFT..15: lengths seen in training
-unseen = slice(TRAIN_LEN - SHIFT, None)         # positions 16..47: never seen
-print(f"{'':>10}  positions {SHIFT}-{TRAIN_LEN - 1} (seen)   positions {TRAIN_LEN}-{TEST_LEN - 1} (unseen)")
+long_scores = {p: score_by_position(stretched(p), TEST_LEN) for p in ENCODINGS}
+long_acc = {p: acc for p, (acc, _) in long_scores.items()}
+long_loss = {p: loss for p, (_, loss) in long_scores.items()}
+seen = slice(0, TRAIN_LEN - SHIFT)              # 位置 SHIFT..15：训练时见过的位置
+unseen = slice(TRAIN_LEN - SHIFT, None)         # 位置 16..47：从没见过
+print(f"{'':>10}  位置 {SHIFT}–{TRAIN_LEN - 1}（见过）的答对率   位置 {TRAIN_LEN}–{TEST_LEN - 1}（没见过）的答对率")
 for p in ENCODINGS:
-    print(f"{p:>10}  {long_acc[p][seen].mean():>22.1%}   {long_acc[p][unseen].mean():>24.1%}")
+    print(f"{p:>10}  {long_acc[p][seen].mean():>22.1%}   {long_acc[p][unseen].mean():>26.1%}")
 
 fig, ax = plt.subplots(figsize=(9, 4.2))
 positions = np.arange(SHIFT, TEST_LEN)
@@ -371,7 +381,7 @@ ax.axhline(CHANCE, color="black", linewidth=0.8, linestyle=":")
 ax.text(TRAIN_LEN + 1.5, 0.8, label("训练时没见过的位置", "positions never seen in training"), color="dimgray")
 ax.text(TEST_LEN - 0.8, CHANCE - 0.015, label("瞎猜 = 1/12", "chance = 1/12"), ha="right", va="top")
 ax.set_xlabel(label("位置", "position"))
-ax.set_ylabel(label("答对率（输出前面第 3 个 token）", "accuracy (copy the token 3 back)"))
+ax.set_ylabel(label("答对率（输出前面第 3 个词元）", "accuracy (copy the token 3 back)"))
 ax.set_title(label(f"训练长度 {TRAIN_LEN}，考试长度 {TEST_LEN}", f"trained on {TRAIN_LEN}, tested on {TEST_LEN}"))
 ax.set_ylim(-0.03, 1.05)
 ax.grid(True, alpha=0.3)
@@ -391,11 +401,56 @@ assert unseen_acc["rope"] > unseen_acc["learned"] + 0.3
 #
 # - **learned**：在见过的位置上满分，一进灰色区域就掉到瞎猜的水平。那些行只是随机数，模型从没学过怎么用它们。
 # - **sinusoidal**：公式能给任何位置算出编码，模型也确实给出了答案——但在新位置上的答案大多是错的。
-#   “能算出编码”和“模型会用这个编码”是两回事：模型只在 0-15 号位置上学过这些编码的组合，
-#   新位置上各只钟的读数组合是它没见过的。“公式能往外算”不等于“模型能往外推”，至少在这个小实验里没有做到。
-# - **RoPE**：在新位置上几乎仍是满分。它把位置变成 q、k 的旋转角，使注意力分数只取决于两个 token
+# - **RoPE**：在新位置上几乎仍是满分。它把位置变成 q、k 的旋转角，使注意力分数只取决于两个词元
 #   **相隔多远**；“往回数 3 个”这件事在第 40 号位置和第 10 号位置完全一样，学会一次，处处可用。
-#   它也不是万能的：序列越长，注意力要在越多的 token 里挑，换一道更难的题、或把长度拉得更远，分数就会被稀释。
+#   它也不是万能的：序列越长，注意力要在越多的词元里挑，换一道更难的题、或把长度拉得更远，分数就会被稀释。
+#
+# ### 更正：正弦余弦编码不能外推
+#
+# 讲义说，正弦余弦编码比可学习的表强在“能外推”：公式对任何位置都算得出来，所以模型能处理比训练时更长的句子。
+# **这个实验不支持这个说法，这里明确更正**：公式确实算得出第 47 号位置的编码，但模型只在 0–15 号位置上
+# 见过这些编码的组合，新位置上各只“钟”的读数组合是它从没见过的，它不知道该怎么用。
+# “公式能往外算”不等于“模型能往外推”。
+#
+# 答对率只说对错，损失（交叉熵）还说出了模型错得多自信。把每个位置的损失画出来，和瞎猜的损失 $\ln 12$ 比：
+#
+# **先猜一猜**：在没见过的位置上，sinusoidal 模型的损失是接近瞎猜，还是比瞎猜还高？
+
+# %%
+print(f"{'':>10}  位置 {SHIFT}–{TRAIN_LEN - 1}（见过）的损失   位置 {TRAIN_LEN}–{TEST_LEN - 1}（没见过）的损失"
+      f"   （瞎猜：ln {V} = {np.log(V):.2f}）")
+for p in ENCODINGS:
+    print(f"{p:>10}  {long_loss[p][seen].mean():>20.2f}   {long_loss[p][unseen].mean():>24.2f}")
+
+fig, ax = plt.subplots(figsize=(9, 4.2))
+for p, style in zip(ENCODINGS, ["o-", "s-", "^-", "x--"]):
+    ax.plot(positions, long_loss[p], style, markersize=3.5, label=names[p])
+ax.axvspan(TRAIN_LEN - 0.5, TEST_LEN - 0.5, color="grey", alpha=0.12)
+ax.axvline(TRAIN_LEN - 0.5, color="black", linewidth=0.8)
+ax.axhline(np.log(V), color="black", linewidth=0.8, linestyle=":")
+ax.text(SHIFT, np.log(V) + 0.2, label("瞎猜 = ln 12", "chance = ln 12"), ha="left", va="bottom")
+ax.text(TRAIN_LEN + 0.2, ax.get_ylim()[1] * 0.93, label("← block_size：训练到这里为止", "<- block_size"),
+        color="dimgray")
+ax.set_xlabel(label("位置", "position"))
+ax.set_ylabel(label("交叉熵损失（纳特）", "cross-entropy (nats)"))
+ax.set_title(label("更正：过了训练长度，sinusoidal 的损失一下子跳上去",
+                   "correction: past the trained length, the sinusoidal model's loss jumps"))
+ax.grid(True, alpha=0.3)
+ax.legend(loc="center left", fontsize=9)
+fig.tight_layout()
+show_figure(fig, "04_sinusoidal_does_not_extrapolate.png")
+
+sin_seen, sin_unseen = float(long_loss["sinusoidal"][seen].mean()), float(long_loss["sinusoidal"][unseen].mean())
+assert sin_seen < 0.1, "where it was trained the sinusoidal model is sure and right"
+assert sin_unseen > sin_seen + 1.0, "past block_size its loss jumps: the sinusoidal encoding does not extrapolate"
+assert sin_unseen > np.log(V), "there it does worse than guessing: it is confidently wrong"
+assert sin_unseen > float(long_loss["rope"][unseen].mean()) + 1.0, "where RoPE carries over, sinusoidal does not"
+
+# %% [markdown]
+# 在训练长度以内，三种编码的损失都接近 0；一过 `block_size`（竖线），sinusoidal 的损失就跳了上去（上面打印的数，
+# 和瞎猜的 $\ln 12$ 比一比）——它不但答错，而且错得很自信。可学习的表在那里本来就没有训练过的行，也一样跳上去；
+# 只有 RoPE 的曲线平平地延续下去。所以讲义那句话要改成：**正弦余弦编码能给任何位置算出一个向量，
+# 但模型学会的只是训练长度以内的那些向量；要外推，得让注意力只看相对位置**——这正是 RoPE 和后来各种相对位置编码的出发点。
 #
 # 最后验证一下 RoPE 的那条性质：把 q 放在位置 $m$、k 放在位置 $n$ 各自旋转，点积只取决于 $m-n$。
 
@@ -412,20 +467,20 @@ def rotated_dot(m: int, n: int) -> float:
 
 pairs = [(3, 0), (13, 10), (50, 47)]
 dots = [rotated_dot(m, n) for m, n in pairs]
-print("q at m, k at n, m - n = 3:", {f"(m={m}, n={n})": round(d, 5) for (m, n), d in zip(pairs, dots)})
-print("for comparison, m - n = 5:", round(rotated_dot(15, 10), 5))
+print("q 在位置 m、k 在位置 n，m - n = 3：", {f"(m={m}, n={n})": round(d, 5) for (m, n), d in zip(pairs, dots)})
+print("对照：m - n = 5 时", round(rotated_dot(15, 10), 5))
 assert np.allclose(dots, dots[0], atol=1e-4), "RoPE scores depend on the relative position only"
 assert abs(rotated_dot(15, 10) - dots[0]) > 1e-2
 
 # %% [markdown]
 # ## 5. 唐诗里的“狗咬人”：一句诗和它倒过来念
 #
-# 第 1 节用三个随机的字向量说明了盲点。换成真的诗句，并且让模型**训练**——训练能不能替它补上这个盲点？
+# 第 1 节用三个随机的嵌入向量说明了盲点。换成真的诗句，并且让模型**训练**——训练能不能替它补上这个盲点？
 #
 # 从 `minigpt` 自带的唐诗语料里取出所有五言句，每句配一个倒过来念的版本（“白日依山尽”→“尽山依日白”），
-# 训练一个小分类器判断“这是原句还是倒句”。分类器只有四步：查字向量（可选：加上一张可学习的位置表）→
+# 训练一个小分类器判断“这是原句还是倒句”。分类器只有四步：查嵌入表（可选：加上一张可学习的位置表）→
 # 一层不加遮罩的自注意力 → 五个位置的输出取平均 → 线性层给出两个分数。
-# 训练用按首切分的训练部分，考试用没见过的那十分之一。
+# 训练用按首切分的训练集，考试用没见过的验证集（每十首留一首）。
 
 # %%
 import re
@@ -437,47 +492,47 @@ tang_train, tang_val = split_poems(load_tang())
 
 
 def five_character_lines(text: str) -> list[str]:
-    """Every half-line of exactly five characters (the text between two punctuation marks)."""
+    """所有正好五个字的半句（两个标点之间的文字）。"""
     return re.findall(r"(?<=[\n，；])[\u4e00-\u9fff]{5}(?=[，；。？！])", text)
 
 
 zh_tok = CharTokenizer.from_text(tang_train + tang_val)
 line_ids = {split: zh_tok.encode_array("".join(five_character_lines(text))).reshape(-1, 5)    # (N, 5)
             for split, text in (("train", tang_train), ("val", tang_val))}
-print(f"five-character lines: {len(line_ids['train']):,} to train on, {len(line_ids['val']):,} held out; "
-      f"vocabulary of {zh_tok.vocab_size:,} characters")
+print(f"五言句：训练集 {len(line_ids['train']):,} 句，验证集 {len(line_ids['val']):,} 句；"
+      f"词表 {zh_tok.vocab_size:,} 个字")
 
 
 class OrderClassifier(nn.Module):
-    """Is a five-character line in its real order (class 1) or reversed (class 0)? One attention layer, no mask."""
+    """一句五言是原来的次序（类别 1）还是倒过来的（类别 0）？一层注意力，没有遮罩。"""
 
     def __init__(self, vocab: int, dim: int, positions: bool):
         super().__init__()
         self.wte = nn.Embedding(vocab, dim)
-        self.wpe = nn.Embedding(5, dim) if positions else None           # a learned row per seat, or nothing
+        self.wpe = nn.Embedding(5, dim) if positions else None           # 每个座位一行可学习的向量，或者没有
         self.q, self.k, self.v = nn.Linear(dim, dim), nn.Linear(dim, dim), nn.Linear(dim, dim)
         self.head = nn.Linear(dim, 2)
 
     def embed(self, ids: np.ndarray) -> mg.Tensor:
         x = self.wte(ids)                                                 # (B, 5, dim)
         if self.wpe is not None:
-            x = x + self.wpe(np.arange(ids.shape[1]))                     # the same seat signals for every line
+            x = x + self.wpe(np.arange(ids.shape[1]))                     # 每句诗加同样的座位信号
         return x
 
     def forward(self, ids: np.ndarray) -> mg.Tensor:
         x = self.embed(ids)
         y = F.scaled_dot_product_attention(self.q(x), self.k(x), self.v(x))  # (B, 5, dim)
-        return self.head(y.mean(axis=1))                                  # (B, 2): pool the five seats, then score
+        return self.head(y.mean(axis=1))                                  # (B, 2)：五个座位取平均，再打分
 
     def attention(self, ids: np.ndarray) -> mg.Tensor:
-        """The attention weights, (B, 5, 5): row i is how much seat i looks at each seat."""
+        """注意力权重 (B, 5, 5)：第 i 行是座位 i 看每个座位的多少。"""
         x = self.embed(ids)
         scores = self.q(x) @ self.k(x).swapaxes(-1, -2) / np.sqrt(x.shape[-1])   # (B, 5, 5)
         return F.softmax(scores, axis=-1)
 
 
 def line_pairs(rng: np.random.Generator, ids: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """n random lines followed by the same n lines reversed, and their labels (1: real order, 0: reversed)."""
+    """随机 n 句，后面跟着同样 n 句的倒句，和它们的类别（1：原句，0：倒句）。"""
     rows = ids[rng.integers(0, len(ids), n)]
     return np.concatenate([rows, rows[:, ::-1]]), np.repeat(np.array([1, 0]), n)
 
@@ -491,60 +546,60 @@ for positions in (False, True):
     optimizer = optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.0)
     for _ in range(ORDER_STEPS):
         x, y = line_pairs(rng, line_ids["train"], 64)
-        loss = F.cross_entropy(model(x), y)   # forward
+        loss = F.cross_entropy(model(x), y)   # 前向
         optimizer.zero_grad()
-        loss.backward()                       # backward
-        optimizer.step()                      # update
+        loss.backward()                       # 反向传播
+        optimizer.step()                      # 更新
     x, y = line_pairs(np.random.default_rng(1), line_ids["val"], 2000)
     with mg.no_grad():
-        logits = model(x).numpy()             # (4000, 2): 2000 held-out lines, then the same lines reversed
-    name = "with positions" if positions else "no positions"
+        logits = model(x).numpy()             # (4000, 2)：验证集的 2000 句，然后是它们的倒句
+    name = "加位置表" if positions else "不加位置"
     order_models[name] = model
     order_acc[name] = float((logits.argmax(axis=1) == y).mean())
-    order_gap[name] = float(np.abs(logits[:2000] - logits[2000:]).max())   # real vs reversed: any difference?
-    print(f"{name:>14}: final training loss {loss.item():.3f}, held-out accuracy {order_acc[name]:.1%}, "
-          f"largest score difference between a line and its reversal {order_gap[name]:.2g}")
+    order_gap[name] = float(np.abs(logits[:2000] - logits[2000:]).max())   # 原句和倒句的分数有没有差别？
+    print(f"{name}：最后的训练损失 {loss.item():.3f}，验证集上的正确率 {order_acc[name]:.1%}，"
+          f"一句和它的倒句的分数最多差 {order_gap[name]:.2g}")
 
 # %%
 for line in ("白日依山尽", "床前看月光"):
     pair = zh_tok.encode_array(line + line[::-1]).reshape(2, 5)
     with mg.no_grad():
         p_real = {name: F.softmax(m(pair), axis=-1).numpy()[:, 1] for name, m in order_models.items()}
-    print(f"P(real order): {line} / {line[::-1]}:  " + ";  ".join(
+    print(f"判为原句的概率（{line} / {line[::-1]}）：" + "；".join(
         f"{name} {p[0]:.2f} / {p[1]:.2f}" for name, p in p_real.items()))
 
-assert order_gap["no positions"] < 1e-4, "without positions a line and its reversal get the same scores"
-assert abs(order_acc["no positions"] - 0.5) < 0.01, "so it is right on one of each pair, however long we train"
-assert order_acc["with positions"] > 0.6, "with a position table the order can be learned"
+assert order_gap["不加位置"] < 1e-4, "without positions a line and its reversal get the same scores"
+assert abs(order_acc["不加位置"] - 0.5) < 0.01, "so it is right on one of each pair, however long we train"
+assert order_acc["加位置表"] > 0.6, "with a position table the order can be learned"
 
-# Where each seat of 白日依山尽 looks, in both classifiers; and the same maps for the reversed line, re-ordered
-# back to the real line's seats: without positions they are the same map, with positions they are not.
+# 两个分类器在“白日依山尽”上每个座位看哪里；倒句的注意力按座位换回原句的次序再比：
+# 不加位置时是同一张图，加了位置就不是。
 line_pair = zh_tok.encode_array("白日依山尽尽山依日白").reshape(2, 5)
-back = [4, 3, 2, 1, 0]                                   # seat i of the real line is seat 4 - i of the reversed one
+back = [4, 3, 2, 1, 0]                                   # 原句的座位 i 是倒句的座位 4 - i
 with mg.no_grad():
-    maps = {name: m.attention(line_pair).numpy() for name, m in order_models.items()}   # (2, 5, 5) each
+    maps = {name: m.attention(line_pair).numpy() for name, m in order_models.items()}   # 各 (2, 5, 5)
 for name, (real, reverse) in maps.items():
-    print(f"{name:>14}: largest change of the attention map when the line is reversed "
+    print(f"{name}：倒过来念时，注意力图（按座位换回后）最多变了 "
           f"{np.abs(real - reverse[np.ix_(back, back)]).max():.2g}")
-assert np.allclose(maps["no positions"][0], maps["no positions"][1][np.ix_(back, back)], atol=1e-6)
-assert np.abs(maps["with positions"][0] - maps["with positions"][1][np.ix_(back, back)]).max() > 0.05
+assert np.allclose(maps["不加位置"][0], maps["不加位置"][1][np.ix_(back, back)], atol=1e-6)
+assert np.abs(maps["加位置表"][0] - maps["加位置表"][1][np.ix_(back, back)]).max() > 0.05
 fig, axes = plt.subplots(1, 2, figsize=(8, 3.8))
 for ax, (name, weights) in zip(axes, maps.items()):
     image = ax.imshow(weights[0], cmap="Blues", vmin=0, vmax=1)
     seats = list("白日依山尽") if CJK else [f"seat {i}" for i in range(5)]
     ax.set_xticks(range(5), seats)
     ax.set_yticks(range(5), seats)
-    ax.set_title(label({"no positions": "不加位置", "with positions": "加位置表"}[name], name))
+    ax.set_title(label(name, {"不加位置": "no positions", "加位置表": "with positions"}[name]))
     ax.set_xlabel(label("被看的座位", "seat looked at"))
 axes[0].set_ylabel(label("在看的座位", "seat looking"))
 fig.colorbar(image, ax=axes, fraction=0.03)
 show_figure(fig, "04_poem_attention.png")
 
 # %% [markdown]
-# 不加位置的分类器练了几百步，对每一句诗和它的倒句给出的分数**一模一样**（差别只在浮点误差的量级），
+# 不加位置的分类器练了这么多步，对每一句诗和它的倒句给出的分数**一模一样**（差别只在浮点误差的量级），
 # 正确率就是 50%（每一对里恰好对一个；偶尔两个分数只差在第七位小数上，argmax 才会让它多对或多错一个）——
 # 这不是没练好，而是它根本“看不见”两者的区别：自注意力只把输出换了个顺序，
-# 取平均又把顺序抹掉了。训练改变的是字向量和权重，改变不了这个结构。
+# 取平均又把顺序抹掉了。训练改变的是嵌入向量和权重，改变不了这个结构。
 #
 # 加上一张 5 行的位置表，同样的层、同样的步数，它就能在没见过的诗句上把多数原句和倒句分开。
 # 下图是两个分类器在“白日依山尽”上的注意力（每行是一个座位在看谁）：不加位置时，把倒句的注意力按座位换回来，
@@ -554,15 +609,15 @@ show_figure(fig, "04_poem_attention.png")
 
 # %%
 seat_counts = np.zeros((zh_tok.vocab_size, 5))
-np.add.at(seat_counts, (line_ids["train"], np.arange(5)), 1)          # how often each character sits in each seat
+np.add.at(seat_counts, (line_ids["train"], np.arange(5)), 1)          # 每个字坐在每个座位上的次数
 common = np.flatnonzero(seat_counts.sum(axis=1) >= 1000)
 first_share = seat_counts[common, 0] / seat_counts[common].sum(axis=1)
 last_share = seat_counts[common, 4] / seat_counts[common].sum(axis=1)
-print("likes the first seat:", "  ".join(f"{zh_tok.chars[common[i]]} {first_share[i]:.0%}"
+print("偏爱句首的字：", "  ".join(f"{zh_tok.chars[common[i]]} {first_share[i]:.0%}"
                                          for i in np.argsort(-first_share)[:8]))
-print("likes the last seat: ", "  ".join(f"{zh_tok.chars[common[i]]} {last_share[i]:.0%}"
+print("偏爱句末的字：", "  ".join(f"{zh_tok.chars[common[i]]} {last_share[i]:.0%}"
                                          for i in np.argsort(-last_share)[:8]))
-assert first_share.max() > 0.4 and last_share.max() > 0.4      # twice the 20% of a character with no favourite
+assert first_share.max() > 0.4 and last_share.max() > 0.4      # 不挑座位的字每座 20%，这里是它的两倍
 
 # %% [markdown]
 # 一个不挑座位的字，每个座位各占 20%。可有的字将近一半甚至更多时候坐在句首（多是发问、起句的字，像“谁”“何”“今”），
@@ -577,11 +632,12 @@ assert first_share.max() > 0.4 and last_share.max() > 0.4      # twice the 20% o
 # | 自注意力对顺序视而不见（实验 1） | 给每个位置加一个位置信号（实验 2） | `GPTConfig(pos_encoding=...)` |
 # | 位置信号该长什么样 | 正弦余弦：公式生成，近处相似、远处不似（实验 3） | `minigpt.model.sinusoidal_table` |
 # | 可学习的表学不到没见过的位置 | 能装进更长模型的编码；最好是相对位置 | `learned` 的 `wpe` vs `Rotary` |
+# | 正弦余弦编码“能外推”？（更正：不能） | 让注意力只看相对位置 | `GPTConfig(pos_encoding="rope")` |
 #
 # 下一讲（05）：一层注意力只有一种看法，而且叠深了会出问题——多头、残差、LayerNorm 和 MLP 登场。
 
 # %%
-print(f"done in {time.time() - T_START:.1f} s")
+print(f"本讲用时 {time.time() - T_START:.1f} 秒")
 
 # %% [markdown]
 # ## 练习

@@ -5,7 +5,7 @@
     python -m tutorials.exercises check 05
     from tutorials.exercises import check; check("05")   # Notebook 里
 
-5.2–5.4 用 minigrad 的张量运算写。方差请用均值写出来：((x − μ)²).mean(...)（Tensor.var 的默认值将随 PyTorch
+5.2–5.4 和 5.6 用 minigrad 的张量运算写。方差请用均值写出来：((x − μ)²).mean(...)（Tensor.var 的默认值将随 PyTorch
 改成无偏估计）；交换两维用 `swapaxes`。nn.Linear 的权重形状是 (out, in)，y = x @ Wᵀ + b（也可以用 F.linear）。
 参考答案在 `tutorials/solutions/lecture05.py`——先自己做。
 """
@@ -37,12 +37,13 @@ def split_heads(x: mg.Tensor, n_head: int) -> mg.Tensor:
     raise NotImplementedError
 
 
-# 练习 5.4 ★★★ 手写多头因果自注意力
-# 和 minigpt.model.CausalSelfAttention 一样的计算，权重也按它的排法给你：
+# 练习 5.4 ★★ 合上讲义，重写多头因果自注意力
+# 讲义第 2 节写过一遍；先别翻回去，自己再写一遍。和 minigpt.model.CausalSelfAttention 一样的计算，
+# 权重也按它的排法给你：
 #   qkv = x @ c_attn_weightᵀ + c_attn_bias          (B, T, 3C)，前 C 列是 q，接着 C 列是 k，最后 C 列是 v
 #   q、k、v 各切成 n_head 个头（5.3），每个头做因果的缩放点积注意力（除以 √hs），
 #   把各头的输出拼回 (B, T, C)，再乘 c_proj：y @ c_proj_weightᵀ + c_proj_bias。
-# 可以用 F.scaled_dot_product_attention(q, k, v, is_causal=True)，也可以用第 3 讲自己写的。
+# 可以用 F.scaled_dot_product_attention(q, k, v, is_causal=True)，也可以自己写遮罩和 softmax。
 def causal_self_attention(x: mg.Tensor, c_attn_weight: mg.Tensor, c_attn_bias: mg.Tensor, c_proj_weight: mg.Tensor,
                           c_proj_bias: mg.Tensor, n_head: int) -> mg.Tensor:
     raise NotImplementedError
@@ -62,3 +63,16 @@ class LayerNorm(mg.Function):
 
     def backward(self, gy):
         raise NotImplementedError
+
+
+# 练习 5.6 ★★★ 亲手拼一个 Post-LN 的 Block
+# 讲义第 10 节拼的是 Pre-LN（GPT-2）的 Block。原始 Transformer 用的是 Post-LN，LayerNorm 放在残差相加之后：
+#   x = LN_1(x + 注意力(x))，然后 x = LN_2(x + MLP(x))
+# 注意力是 n_head 个头的因果自注意力（5.4），MLP 是 C -> 4C、精确的 GELU、4C -> C。
+# w 是一个字典，键和 minigpt 的 Block.state_dict() 一样，值是张量：
+#   "ln_1.weight" "ln_1.bias" "attn.c_attn.weight" "attn.c_attn.bias" "attn.c_proj.weight" "attn.c_proj.bias"
+#   "ln_2.weight" "ln_2.bias" "mlp.c_fc.weight" "mlp.c_fc.bias" "mlp.c_proj.weight" "mlp.c_proj.bias"
+# 可以用 F.layer_norm、F.gelu、F.linear 和你在 5.4 写的函数。检查器拿 minigpt 的
+# Block(GPTConfig(norm_position="post")) 在同样的权重上算出的结果和你的比。
+def post_ln_block(x: mg.Tensor, w: dict, n_head: int) -> mg.Tensor:
+    raise NotImplementedError

@@ -1,4 +1,4 @@
-"""第 06 讲练习：训练与 GPT——批量、一步梯度下降、抽样的旋钮、KV cache。
+"""第 06 讲练习：训练与 GPT——批量、一步梯度下降、采样的旋钮、KV 缓存。
 
 把每个 `raise NotImplementedError` 换成你的代码，然后检查：
 
@@ -13,7 +13,7 @@ import numpy as np
 
 
 # 练习 6.1 ★ 一批训练数据
-# data 是整段文本的 token id（一维整数数组）。对 starts 里的每个起点 s，输入是 data[s : s + block_size]，
+# data 是整段文本的词元编号（一维整数数组）。对 starts 里的每个起点 s，输入是 data[s : s + block_size]，
 # 答案是它后面错一位的那一段。返回 (x, y)，形状都是 (len(starts), block_size)。
 def make_batch(data: np.ndarray, starts: np.ndarray, block_size: int) -> tuple[np.ndarray, np.ndarray]:
     raise NotImplementedError
@@ -40,18 +40,18 @@ def top_p_probs(logits: np.ndarray, p: float) -> np.ndarray:
     raise NotImplementedError
 
 
-# 练习 6.5 ★★ 抽一个 token
+# 练习 6.5 ★★ 抽一个词元
 # 依次：logits 除以 temperature → 若给了 top_k，只留前 k 个 → 若给了 top_p，在剩下的里面再按 top-p 筛 →
-# 用 rng（np.random.Generator）按概率抽一个候选，返回它的下标（int）。temperature == 0 时不抽样，直接返回最大的那个。
+# 用 rng（np.random.Generator）按概率抽一个候选，返回它的下标（int）。temperature == 0 时不采样，直接返回最大的那个。
 # 检查器会抽几千次，看每个候选出现的频率是否符合应有的分布。可以用上 6.3、6.4。
 def sample_next(logits: np.ndarray, rng: np.random.Generator, temperature: float = 1.0, top_k: int | None = None,
                 top_p: float | None = None) -> int:
     raise NotImplementedError
 
 
-# 练习 6.6 ★★★ KV cache 的一步（单个头）
-# 逐个 token 生成时，新 token 的 q、k、v（都是 (d,) 向量）到了；cache = {"k": [...], "v": [...]} 里是之前
-# 所有 token 的 key 和 value。把新的 k、v 追加进 cache，再让新 token 的 q 对缓存里的所有 key 做缩放点积注意力，
+# 练习 6.6 ★★★ KV 缓存的一步（单个头）
+# 逐个词元生成时，新词元的 q、k、v（都是 (d,) 向量）到了；cache = {"k": [...], "v": [...]} 里是之前
+# 所有词元的 key 和 value。把新的 k、v 追加进 cache，再让新词元的 q 对缓存里的所有 key 做缩放点积注意力，
 # 返回输出 (d,)。检查器会一步一步调用它，和“每步把整段重算一遍因果注意力”的结果比。
 def cached_attention_step(q: np.ndarray, k: np.ndarray, v: np.ndarray, cache: dict) -> np.ndarray:
     raise NotImplementedError

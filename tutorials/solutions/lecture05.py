@@ -53,3 +53,15 @@ class LayerNorm(mg.Function):
         # Three paths from x to y: directly, through the mean, and through the standard deviation.
         xhat = self.xhat
         return self.rstd * (gy - gy.mean(axis=-1, keepdims=True) - xhat * (gy * xhat).mean(axis=-1, keepdims=True))
+
+
+def post_ln_block(x: mg.Tensor, w: dict, n_head: int) -> mg.Tensor:
+    def mlp(h):
+        return F.linear(F.gelu(F.linear(h, w["mlp.c_fc.weight"], w["mlp.c_fc.bias"])),
+                        w["mlp.c_proj.weight"], w["mlp.c_proj.bias"])  # C -> 4C -> C
+
+    C = x.shape[-1]
+    attention = causal_self_attention(x, w["attn.c_attn.weight"], w["attn.c_attn.bias"], w["attn.c_proj.weight"],
+                                      w["attn.c_proj.bias"], n_head)
+    x = F.layer_norm(x + attention, C, w["ln_1.weight"], w["ln_1.bias"])  # normalise after the residual sum
+    return F.layer_norm(x + mlp(x), C, w["ln_2.weight"], w["ln_2.bias"])

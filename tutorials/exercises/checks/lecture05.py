@@ -1,7 +1,8 @@
 """Checkers for lecture 05's exercises (tutorials/exercises/lecture05.py): the parts of a Transformer block.
 
-`mha` is the checkers' own multi-head causal self-attention in NumPy; tests/test_exercises.py holds it
-against minigpt's CausalSelfAttention on the same weights. Read next: lecture06.py.
+`mha` and `block_np` are the checkers' own multi-head causal self-attention and Transformer block in NumPy;
+tests/test_exercises.py holds them against minigpt's CausalSelfAttention and Block on the same weights.
+Read next: lecture06.py.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def check_layer_norm(layer_norm) -> str:
     got = expect_tensor(layer_norm(*tensors), "layer_norm 的结果")
     compare(got, _layer_norm(x, w, b), "输出", suspects=[
         (_layer_norm(x, w, b, ddof=1), "方差应除以 n（有偏：mean((x − μ)²)），你的像是除以 n − 1"),
-        (_layer_norm(x, w, b, axis=0), "应在每个位置自己的特征上（最后一维）归一化；沿 batch 维归一化的是 BatchNorm"),
+        (_layer_norm(x, w, b, axis=0), "应在每个位置自己的特征上（最后一维）归一化；沿批这一维归一化的是 BatchNorm"),
         (_layer_norm(x, w, b, eps_inside=False), "eps 应加在方差上再开方：√(σ² + eps)，不是 √σ² + eps"),
         (_layer_norm(x, 1.0, 0.0), "忘了乘 weight、加 bias"),
         (_layer_norm(x, w, 0.0), "忘了加 bias"),
@@ -130,10 +131,56 @@ def check_layer_norm_backward(LayerNorm) -> str:
     return "通过：gx 的每一行加起来是 0，和 x̂ 的点积也是 0——归一化把这两个方向“抹掉”了"
 
 
+def _gelu(x, approximate=False):
+    if approximate:
+        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+    return 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
+
+
+def block_np(x, w, n_head, post=True, residual=True, causal=True, approximate=False):
+    """A Transformer block in NumPy (w: Block.state_dict() as arrays); the keywords give typical mistakes."""
+    def ln(h, name):
+        return _layer_norm(h, w[f"{name}.weight"], w[f"{name}.bias"])
+
+    def attention(h):
+        return mha(h, w["attn.c_attn.weight"], w["attn.c_attn.bias"], w["attn.c_proj.weight"],
+                   w["attn.c_proj.bias"], n_head, causal=causal)
+
+    def mlp(h):
+        hidden = _gelu(h @ w["mlp.c_fc.weight"].T + w["mlp.c_fc.bias"], approximate)
+        return hidden @ w["mlp.c_proj.weight"].T + w["mlp.c_proj.bias"]
+
+    keep = 1.0 if residual else 0.0
+    if post:
+        x = ln(keep * x + attention(x), "ln_1")
+        return ln(keep * x + mlp(x), "ln_2")
+    x = keep * x + attention(ln(x, "ln_1"))
+    return keep * x + mlp(ln(x, "ln_2"))
+
+
+def check_post_ln_block(post_ln_block) -> str:
+    rng = np.random.default_rng(3)
+    block = Block(GPTConfig(vocab_size=8, block_size=8, n_layer=1, n_head=4, n_embd=16, norm_position="post"), 0)
+    w = {name: rng.standard_normal(p.shape) * (0.3 if p.ndim == 2 else 0.5) + (1.0 if name.endswith("ln_1.weight")
+         or name.endswith("ln_2.weight") else 0.0) for name, p in block.state_dict().items()}
+    x = rng.standard_normal((2, 6, 16))
+    got = expect_tensor(post_ln_block(mg.tensor(x, dtype="float64"),
+                                      {name: mg.tensor(a, dtype="float64") for name, a in w.items()}, 4), "结果")
+    compare(got, block_np(x, w, 4), "输出", suspects=[
+        (block_np(x, w, 4, post=False),
+         "这是 Pre-LN 的写法：Post-LN 先把子层的输出加回 x，再做 LayerNorm，x = LN(x + f(x))"),
+        (block_np(x, w, 4, residual=False), "忘了残差连接：LayerNorm 里面应是 x + f(x)，不只是 f(x)"),
+        (block_np(x, w, 4, causal=False), "注意力没有因果遮罩：位置 i 不应看见 j > i 的位置"),
+        (block_np(x, w, 4, approximate=True), "GELU 应是精确式 x·Φ(x)（F.gelu 的默认值），不是 tanh 近似"),
+    ])
+    return "通过：和 minigpt 的 Post-LN Block 在同样的权重上算出的完全一样"
+
+
 EXERCISES = [
     Exercise("5.1", "block_parameters", "一个 block 的参数个数", 2, check_block_parameters),
     Exercise("5.2", "layer_norm", "LayerNorm 的前向", 1, check_layer_norm),
     Exercise("5.3", "split_heads", "把通道切成几个头", 2, check_split_heads),
-    Exercise("5.4", "causal_self_attention", "手写多头因果自注意力", 3, check_causal_self_attention),
+    Exercise("5.4", "causal_self_attention", "合上讲义重写多头因果自注意力", 2, check_causal_self_attention),
     Exercise("5.5", "LayerNorm", "LayerNorm 的反向传播", 3, check_layer_norm_backward),
+    Exercise("5.6", "post_ln_block", "亲手拼一个 Post-LN 的 Block", 3, check_post_ln_block),
 ]

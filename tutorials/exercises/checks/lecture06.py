@@ -27,10 +27,10 @@ def check_make_batch(make_batch) -> str:
     expected_y = expected_x + 1  # data[i] = 100 + i, so the next token is one more
     compare(x, expected_x, "x", suspects=[(expected_y, "x 和 y 反了：x 从 data[s] 开始，y 从 data[s + 1] 开始")])
     compare(y, expected_y, "y", suspects=[
-        (expected_x, "y 应比 x 往后错一位：y[t] 是 x[t] 之后的那个 token"),
+        (expected_x, "y 应比 x 往后错一位：y[t] 是 x[t] 之后的那个词元"),
         (expected_x - 1, "错位的方向反了：y 从 data[s + 1] 开始，不是 data[s − 1]"),
     ])
-    return f"通过：一批 {len(starts)} 段、每段 {T} 个 token，就是 {len(starts) * T} 道“猜下一个”的题"
+    return f"通过：一批 {len(starts)} 段、每段 {T} 个词元，就是 {len(starts) * T} 道“猜下一个”的题"
 
 
 def check_first_order_decrease(first_order_decrease) -> str:
@@ -131,7 +131,7 @@ def check_sample_next(sample_next) -> str:
         mistakes = [(softmax(LOGITS * t), "logits 应除以温度，不是乘以温度"),
                     (np.eye(len(LOGITS))[np.argmax(LOGITS)],
                      "每次都选了最可能的那个：要按概率随机抽（例如 rng.choice(V, p=probs)）"),
-                    (softmax(LOGITS), "温度 / top-k / top-p 没有起作用：抽样前要先调整分布"),
+                    (softmax(LOGITS), "温度 / top-k / top-p 没有起作用：采样前要先调整分布"),
                     (np.full(len(LOGITS), 1 / len(LOGITS)), "每个候选抽到的次数差不多：要按概率抽，而不是均匀地抽")]
         for alternative, hint in mistakes:
             if np.abs(freq - alternative).max() <= tolerance:
@@ -161,14 +161,14 @@ def check_cached_attention_step(cached_attention_step) -> str:
     stale = np.stack([softmax(np.concatenate([k[:prefix], k[t:t + 1]]) @ q[t] / math.sqrt(d))
                       @ np.concatenate([v[:prefix], v[t:t + 1]]) for t in range(prefix, T)])
     compare(np.stack(outputs), causal_rows(), f"第 {prefix}..{T - 1} 步的输出", suspects=[
-        (causal_rows(see_self=False), "新 token 的 query 也要看见自己：先把新的 k、v 追加进缓存，再算注意力"),
+        (causal_rows(see_self=False), "新词元的 query 也要看见自己：先把新的 k、v 追加进缓存，再算注意力"),
         (causal_rows(scale=1.0), f"少了除以 √d（这里 d = {d}）"),
-        (causal_rows(only_self=True), "只看了新 token 自己：要对缓存里所有的 key 做注意力"),
-        (stale, "新的 k、v 没有留在缓存里：下一步的 token 要能看见这一步的 token"),
+        (causal_rows(only_self=True), "只看了新词元自己：要对缓存里所有的 key 做注意力"),
+        (stale, "新的 k、v 没有留在缓存里：下一步的词元要能看见这一步的词元"),
     ])
     if len(cache["k"]) != T or len(cache["v"]) != T:
         raise Wrong(f"{T} 步之后缓存里应有 {T} 个 key 和 value，你的是 {len(cache['k'])} 个和 {len(cache['v'])} 个")
-    return "通过：逐个 token 用缓存算出的输出，和每步重算整段完全一样，而每步只算一个新位置"
+    return "通过：逐个词元用缓存算出的输出，和每步重算整段完全一样，而每步只算一个新位置"
 
 
 EXERCISES = [
@@ -176,6 +176,6 @@ EXERCISES = [
     Exercise("6.2", "first_order_decrease", "一步梯度下降的一阶估计", 2, check_first_order_decrease),
     Exercise("6.3", "top_k_probs", "top-k", 2, check_top_k_probs),
     Exercise("6.4", "top_p_probs", "top-p（nucleus）", 2, check_top_p_probs),
-    Exercise("6.5", "sample_next", "按温度、top-k、top-p 抽样", 2, check_sample_next),
-    Exercise("6.6", "cached_attention_step", "KV cache 的一步", 3, check_cached_attention_step),
+    Exercise("6.5", "sample_next", "按温度、top-k、top-p 采样", 2, check_sample_next),
+    Exercise("6.6", "cached_attention_step", "KV 缓存的一步", 3, check_cached_attention_step),
 ]

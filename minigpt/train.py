@@ -17,8 +17,8 @@ it (TrainingError), and the last good checkpoint stays as it was.
 With a fixed thread count (--threads N; threads.py), a resumed run ends with the very weights an uninterrupted
 one would: the learning rate is a function of the iteration alone, the batch positions come from a generator
 whose state is in the checkpoint, and so does minigrad's generator (dropout masks). Evaluation draws from a
-third generator, rebuilt from the seed each time, so how often a run evaluates
-(or was stopped) never shifts the training batches.
+third generator, rebuilt from the seed each time, so how often a run evaluates (or was stopped) never shifts
+the training batches.
 Read next: preflight.py (the checks before a run), progress.py, checkpoint.py (what is saved), cli.py.
 """
 

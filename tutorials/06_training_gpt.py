@@ -379,6 +379,8 @@ show_figure(fig, "06_loss_by_position.png")
 
 assert group_loss[0] > group_loss[1:].max() + 0.1, "position 0, which sees one character, is the hardest to predict"
 assert early == -1.0, "over the first positions, every extra character of context lowers the loss"
+if not QUICK:
+    assert overall < -0.8, "the full-size model keeps gaining from context across the whole block"
 
 # %% [markdown]
 # 位置 0 的损失最高：它手里只有一个字符，和只看上一个字符的二元模型差不多。前几个位置的损失一个比一个低，

@@ -44,7 +44,7 @@
 # **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（在 2 核 CPU 上实测）；最后有 6 道练习。
 
 # %%
-from tutorials.course import QUICK, T_START, label, show_figure  # first: limits BLAS threads
+from tutorials.course import QUICK, T_START, label, show_figure  # 放在最前：限定 BLAS 线程数
 
 # isort: split
 import inspect

@@ -35,7 +35,7 @@
 # （每往回一步乘一次雅可比矩阵）；写出 GRU 的一步；解释 attention 为什么能让长序列的复述“回来”。
 #
 # **用时**（在 2 核 CPU 上实测的 CPU 时间；机器忙时墙钟时间更长）：
-# 运行本讲，快速版约 1 分钟，完整版约 5 分钟；最后有 5 道练习。
+# 运行本讲，快速版约 1.5 分钟，完整版约 4.5 分钟；最后有 5 道练习。
 
 # %%
 # RNN 每一步只做很小的矩阵乘法。小矩阵上，BLAS 的多个线程互相等待反而更慢（机器忙时可慢几十倍），
@@ -142,7 +142,7 @@ mg.manual_seed(0)
 rnn = CharRNN(V, emb=16, hidden=64)
 rnn_at_init = CharRNN(V, emb=16, hidden=64)
 rnn_at_init.load_state_dict(rnn.state_dict())  # 留一份没训练过的副本，第 2 节用
-rnn_steps = 300 if QUICK else 1500
+rnn_steps = 300 if QUICK else 1000
 rnn_losses, rnn_seconds = train(rnn, rnn_steps)
 rnn_score = ys.score_logits(rnn)
 unigram = (np.bincount(train_data, minlength=V) + 1) / (len(train_data) + V)  # 只数字母频率

@@ -384,7 +384,7 @@ for rung in rungs:
     print(f"{rung.name:20s}\t{rung.score}\t{describe(rung)}")
 
 # %%
-fig, ax = plt.subplots(figsize=(11, 6.5))
+fig, ax = plt.subplots(figsize=(12, 7))
 xs = np.arange(len(rungs))
 nats = np.array([r.score.nats for r in rungs])
 counting = [r for r in rungs if r.size_kind == "counts"]
@@ -397,7 +397,8 @@ ax.axhline(best_count.score.nats, color="crimson", ls="--", lw=1,
                        f"best counting model ({best_count.score.nats:.3f})"))
 for x, rung in zip(xs, rungs):
     ax.text(x, rung.score.nats + 0.06, f"{rung.score.nats:.2f}", ha="center", fontsize=10)
-ax.set_xticks(xs, [f"{r.name}\n{describe(r).replace(' · ', chr(10))}" for r in rungs], fontsize=7.5)
+ax.set_xticks(xs, [f"{r.name.replace('（', chr(10) + '（')}\n{describe(r).replace(' · ', chr(10))}" for r in rungs],
+              fontsize=8)
 ax.set_ylabel(label("尺子上的交叉熵（纳特/字符，越低越好）", "held-out cross-entropy (nats per character)"))
 ax.set_title(label("损失的梯子：整门课的模型，同一段没见过的文本（灰：数出来的；蓝：训练出来的）",
                    "The loss ladder: every model of the course on the same held-out text"))
@@ -498,11 +499,15 @@ ax.set_title(label("见过的前文上旗鼓相当，没见过的前文上计数
                    "Even on seen contexts; counting fails on unseen"))
 ax.legend()
 ax = axes[1]
-ax.plot(np.arange(1, len(by_position) + 1), by_position, color="steelblue")
+read = np.arange(1, len(by_position) + 1)
+ax.plot(read, by_position, color="steelblue", lw=0.8, alpha=0.5, label=label("每个位置", "each position"))
+ax.plot(read[2:-2], np.convolve(by_position, np.ones(5) / 5, mode="valid"), color="steelblue", lw=2,
+        label=label("相邻 5 个位置的平均", "mean of 5 neighbouring positions"))
 ax.axhline(0, color="gray", lw=0.8)
 ax.axvline(order + 0.5, color="crimson", ls="--", lw=1,
            label=label(f"计数模型只看最近 {order} 个字符", f"the counting model sees {order} characters"))
 ax.set_xscale("log")
+ax.set_xticks([1, 2, 4, 8, 16, 32, 64], ["1", "2", "4", "8", "16", "32", "64"])
 ax.set_xlabel(label("窗口里已经读过的字符数", "characters read so far in the window"))
 ax.set_ylabel(label("GPT 领先多少（纳特/字符）", "GPT's lead (nats per character)"))
 ax.set_title(label("读过的前文越长，GPT 领先越多", "The longer the context read, the larger the GPT's lead"))

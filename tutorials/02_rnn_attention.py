@@ -96,7 +96,7 @@ class CharRNN(nn.Module):
         return (self.W_xh(x) + self.W_hh(h)).tanh()
 
     def run(self, xs):
-        """xs (B, T, emb) → 隐藏状态：T 个 (B, hidden) 张量的列表，每个 token 走一步。"""
+        """xs (B, T, emb) → 隐藏状态：T 个 (B, hidden) 张量的列表，每个字符走一步。"""
         h = self.start(xs.shape[0])
         states = []
         for t in range(xs.shape[1]):

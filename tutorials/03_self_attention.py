@@ -11,7 +11,7 @@
 # ---
 
 # %% [markdown]
-# # 03 Attention 独立：QKV 与 Self-Attention
+# # 03 Attention 独立：QKV 与自注意力（Self-Attention）
 #
 # 上一讲里，Attention 是 RNN 解码器的“助手”：解码器每写一个词，回头对编码器的状态加权求和。
 # 这一讲把它单独拿出来，回答三个问题：
@@ -21,7 +21,7 @@
 # 实验清单：
 #
 # 1. 只用 minigrad 的基本运算写出 attention，与库里的 `F.scaled_dot_product_attention` 逐位比对（前向和梯度）；
-# 2. 让 Q、K、V 由可学习的线性变换产生，在一个“代词找名词”的小任务上训练一层 self-attention，
+# 2. 让 Q、K、V 由可学习的线性变换产生，在一个“代词找名词”的小任务上训练一层自注意力，
 #    看“它”是不是学会了盯住“猫”；
 # 3. 去掉 $1/\sqrt{d_k}$ 会怎样：softmax 饱和，梯度消失；
 # 4. 代价：分数矩阵随长度平方增长；
@@ -118,7 +118,7 @@ print("attention_by_hand 通过了 gradcheck")
 #
 # ## 2. Q、K、V 从哪来：一个“代词找名词”的小任务
 #
-# Self-attention 里，Q、K、V 都来自同一句话的词向量 $X$，各乘一个可学习的矩阵：
+# 自注意力（self-attention）里，Q、K、V 都来自同一句话的词向量 $X$，各乘一个可学习的矩阵：
 # $Q = XW_q,\ K = XW_k,\ V = XW_v$。同一个词，可以凭 key 里的某个特征“被选中”，交出的却是 value 里的另一个特征。
 #
 # 我们造一个小语言。每句话有两个名词、一个代词，形如：
@@ -439,7 +439,7 @@ assert 1.8 < exponent < 2.2  # 整条曲线都是 T²：不是 T（那是 RNN �
 # %% [markdown]
 # ## 5. 好处：不必一步一步来
 #
-# RNN 的第 $t$ 步要等第 $t-1$ 步算完，一句 $T$ 个词就是 $T$ 步**串行**计算。Self-attention 里所有 query 和所有 key
+# RNN 的第 $t$ 步要等第 $t-1$ 步算完，一句 $T$ 个词就是 $T$ 步**串行**计算。自注意力里所有 query 和所有 key
 # 的匹配是**同一次**矩阵乘法，位置之间没有先后依赖。我们数一数计算图里从输入到输出最长的那条依赖链
 # （必须一个接一个做的运算个数），再量一量训练一步（前向 + 反向传播）的时间随长度怎么变。
 #
@@ -469,7 +469,7 @@ W_hh = mg.tensor(rng.standard_normal((H, H)) / math.sqrt(H), requires_grad=True)
 W_q, W_k, W_v = (mg.tensor(rng.standard_normal((H, H)) / math.sqrt(H), requires_grad=True) for _ in range(3))
 
 
-def rnn(x):  # x：(B, T, H) → 最后的隐藏状态，每个 token 走一步
+def rnn(x):  # x：(B, T, H) → 最后的隐藏状态，每个词元走一步
     h = mg.zeros(x.shape[0], H)
     for t in range(x.shape[1]):
         h = (x[:, t] @ W_xh + h @ W_hh).tanh()
@@ -486,12 +486,12 @@ for n in seq_lengths:
     xn = mg.tensor(rng.standard_normal((1, n, H)), requires_grad=True)
     chain["rnn"].append(longest_chain(rnn(xn)))
     chain["attention"].append(longest_chain(self_attention(xn)))
-per_token = np.diff(chain["rnn"]) / np.diff(seq_lengths)  # 每多一个 token，RNN 的链长几步
+per_token = np.diff(chain["rnn"]) / np.diff(seq_lengths)  # 每多一个词元，RNN 的链长几步
 print("T：                  ", seq_lengths)
 print("最长依赖链，RNN：      ", chain["rnn"])
 print("最长依赖链，attention：", chain["attention"])
 assert len(set(chain["attention"])) == 1  # 不管多长，都是那几个运算
-assert len(set(per_token)) == 1 and per_token[0] >= 1  # RNN：每个 token 都在链上多加同样的几步，没有例外
+assert len(set(per_token)) == 1 and per_token[0] >= 1  # RNN：每个词元都在链上多加同样的几步，没有例外
 
 # %% [markdown]
 # 依赖链说的是“最少要等几步”。GPU 上成千上万个核心可以同时算同一个矩阵乘法，链越短，越能并行；
@@ -518,7 +518,7 @@ print(f"时间 ∝ T^p：RNN 的 p ≈ {growth['rnn']:.2f}，attention 的 p ≈
 fig, ax = plt.subplots(figsize=(7, 4.2))
 ax.loglog(step_lengths, step_ms["rnn"], "o-", base=2, label=label("RNN（T 步一个接一个）", "RNN (T steps, one by one)"))
 ax.loglog(step_lengths, step_ms["attention"], "s-", base=2,
-          label=label("self-attention（一次矩阵乘法）", "self-attention (one matrix product)"))
+          label=label("自注意力（一次矩阵乘法）", "self-attention (one matrix product)"))
 ax.set_xlabel(label("序列长度 T", "sequence length T"))
 ax.set_ylabel(label("训练一步的时间（毫秒，越低越好）", "time of one training step (ms)"))
 ax.set_title(label("训练一步的时间随长度的变化（8 段文本，宽 64）", "Time of one training step against length"))
@@ -536,7 +536,7 @@ assert lead.min() > 1.3  # 每个长度上，attention 训练一步都更快（�
 #
 # ## 6. 预告：因果遮罩挡住未来
 #
-# Self-attention 是全连接的：第 3 个词也能看到第 5 个词。做生成时，第 5 个词还没写出来，不能偷看。
+# 自注意力是全连接的：第 3 个词也能看到第 5 个词。做生成时，第 5 个词还没写出来，不能偷看。
 # 办法是在 softmax 之前，把“未来位置”的分数设成 $-\infty$，它们的权重就变成 0。
 # 验证方法很直接：改动第 6 个位置的输入，前 6 个位置的输出应该**一点都不变**。
 
@@ -593,8 +593,8 @@ assert p_causal[0, 0] == 1.0  # 第一个 query 只看得见自己
 # %% [markdown]
 # ## 7. 只用注意力，能比 RNN 猜得准吗？
 #
-# 讲义说，2017 年的论文把 RNN 拆掉、只留 attention，“不仅没变差，反而更好更快”。“更快”我们在第 5 节量过了。
-# “更好”呢？在第 01 讲的尺子上比一比：一个**只用注意力**的字符语言模型（没有 RNN），和第 02 讲训练好的 RNN，
+# 讲义说，2017 年那篇论文去掉了 RNN、只靠 attention，结果比 RNN 既好又快。“快”我们在第 5 节量过了。
+# “好”呢？在第 01 讲的尺子上比一比：一个**只用注意力**的字符语言模型（没有 RNN），和第 02 讲训练好的 RNN，
 # **参数一样多**（都是一万一千个左右），**训练时间差不多**。第 5 节量过，长度 64 时 attention 这一层训练一步比 RNN
 # 快得多；整个模型一步里还有词向量、输出层和优化器这些两者共有的开销，算下来 RNN 训练 $N$ 步的时间，
 # 大约够注意力模型训练 $2N$ 步。我们就给它 $2N$ 步（每批数据一样大；两者实际用的时间都打印出来，可以对一对）。
@@ -686,7 +686,7 @@ assert gap > 3 * gap_err  # 在这个尺度上，RNN 赢了：步数加倍，只
 # 这恰恰是 RNN 擅长、而一层线性混合不擅长的。
 #
 # 2017 年的论文并没有只留 attention：它的每一层都还有一个逐位置的 MLP（第 05 讲），模型大、数据多、用 GPU 训练——
-# 那时“更快”换来的是同样时间里多得多的训练，“更好”才随之而来。第 06、07 讲的 GPT 把注意力、MLP、残差、LayerNorm
+# 那时“快”换来的是同样时间里多得多的训练，“好”才随之而来。第 06、07 讲的 GPT 把注意力、MLP、残差、LayerNorm
 # 合在一起，第 07 讲的梯子会告诉你它们走到了哪一级。
 #
 # 把这个只用注意力的模型也放上梯子：

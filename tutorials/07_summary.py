@@ -102,7 +102,7 @@ TABLE = [
          name="Attention", seen="02 §5", code=["minigrad.functional:scaled_dot_product_attention"]),
     # 第 3 讲：attention 独立
     dict(lecture=3, problem="逐词传递又慢又丢信息", fix="同一批词通过三个矩阵变出 Q、K、V，两两匹配、一次算完",
-         name="Self-Attention（QKV）", seen="03 §2", code=["minigpt.model:CausalSelfAttention"]),
+         name="自注意力（QKV）", seen="03 §2", code=["minigpt.model:CausalSelfAttention"]),
     dict(lecture=3, problem="维度一大，分数太大，softmax 变成非 0 即 1", fix="分数除以 √d_k",
          name="缩放点积注意力", seen="03 §3", code=["minigrad.ops.nn:ScaledDotProductAttention"]),
     # 第 4 讲：位置
@@ -566,7 +566,7 @@ print(f"\n三个字母以上的词里，真词的比例：计数模型 {real_wor
 #
 # 梯子的最后两级都是 GPT，只是大小和训练量不同。这一节把这件事单独量一量：几个只有宽度不同的小 GPT，
 # 用同样的数据、同样的步数训练，训练途中在尺子上打几次分。两个问题：**同样的数据，参数越多越好吗？同一个模型，
-# 看过的数据越多越好吗？**（真正的大模型把这两条曲线推到了几千亿个参数、几万亿个 token；这里只是最小的一段。）
+# 看过的数据越多越好吗？**（真正的大模型把这两条曲线推到了几千亿个参数、几万亿个词元；这里只是最小的一段。）
 #
 # **先猜一猜**：宽度翻一倍，参数大约变成几倍？损失会降多少？
 

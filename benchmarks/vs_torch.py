@@ -438,7 +438,7 @@ def main() -> None:
             throughput += f"   MFU: minigrad {a.flops / result['a'] / peak:.0%}"
             throughput += f", torch {b.flops / result['b'] / peak:.0%}" if b is not None else ""
         if a.tokens:
-            throughput = f"   tokens/s: minigrad {a.tokens / result['a']:,.0f}"
+            throughput += f"   tokens/s: minigrad {a.tokens / result['a']:,.0f}"
             throughput += f", torch {b.tokens / result['b']:,.0f}" if b is not None else ""
         if "ratio" in result:
             print(f"{row:12} {1e3 * result['a']:>12.1f} {1e3 * result['b']:>10.1f} {result['ratio']:>7.2f} "

@@ -416,6 +416,17 @@ def gpt_parameters_untied(vocab_size, block_size, n_layer, n_embd):
     return 2 * vocab_size * C + block_size * C + n_layer * (12 * C * C + 13 * C) + 2 * C
 
 
+def paired_gap_unpaired(losses_a, losses_b):
+    gap = float((losses_a - losses_b).mean())
+    n = len(losses_a)
+    return gap, float(np.sqrt(losses_a.mean(axis=1).var(ddof=1) / n + losses_b.mean(axis=1).var(ddof=1) / n))
+
+
+def paired_gap_per_character(losses_a, losses_b):
+    diff = losses_a - losses_b
+    return float(diff.mean()), float(diff.std(ddof=1) / np.sqrt(diff.size))
+
+
 WRONG = [
     ("0.1", forward_difference, "前向差分"),
     ("0.1", central_without_2, "分母应是 2h"),
@@ -484,6 +495,8 @@ WRONG = [
     ("7.2", greedy_first_position, "最后一个位置"),
     ("7.3", kv_floats_without_2, "K 和 V 各存一份"),
     ("7.4", gpt_parameters_untied, "tie_weights"),
+    ("7.5", paired_gap_unpaired, "先逐窗口相减"),
+    ("7.5", paired_gap_per_character, "同一个窗口里的字符不是独立的"),
 ]
 
 

@@ -199,6 +199,37 @@ def test_scaled_dot_product_attention(device, kind, data):
              torch_fn=lambda *qkv: torch_attention(*qkv, causal, mask))
 
 
+@pytest.mark.parametrize("shape", [(1, 33, 3), (2, 1, 70, 2), (1, 2, 64, 4)])
+def test_causal_attention_in_row_blocks(device, shape):
+    """Past CAUSAL_ROW_BLOCK queries, causal self-attention runs block by block (a short last block, one
+    exactly full): the values, finite-difference gradients and PyTorch's, as for every other kind."""
+    from minigrad.ops.nn import CAUSAL_ROW_BLOCK
+
+    assert shape[-2] > CAUSAL_ROW_BLOCK
+    q, k, v = np.random.default_rng(0).standard_normal((3, *shape))
+    check_op(lambda *qkv: F.scaled_dot_product_attention(*qkv, is_causal=True),
+             lambda *qkv: np_attention(*qkv, causal=True), [q, k, v], device,
+             torch_fn=lambda *qkv: torch_attention(*qkv, True, None))
+
+
+def test_causal_attention_in_row_blocks_drops_the_same_probabilities(device, monkeypatch):
+    """With dropout, the blocks take their part of the one dropout mask: same outputs and gradients as whole."""
+    from minigrad.ops import nn as fused
+
+    def attention_and_grads():
+        mg.manual_seed(3)
+        q, k, v = (mg.randn(2, 2, 45, 4, device=device, dtype=np.float64, requires_grad=True) for _ in range(3))
+        y = F.scaled_dot_product_attention(q, k, v, dropout_p=0.3, is_causal=True)
+        (y * y).sum().backward()
+        return [t.numpy() for t in (y, q.grad, k.grad, v.grad)]
+
+    in_blocks = attention_and_grads()
+    monkeypatch.setattr(fused, "CAUSAL_ROW_BLOCK", 64)  # one block: the whole (T, T) path
+    whole = attention_and_grads()
+    for ours, reference in zip(in_blocks, whole):
+        np.testing.assert_allclose(ours, reference, rtol=1e-12, atol=1e-14)
+
+
 def test_is_causal_is_aligned_top_left_as_in_pytorch(device):
     """With fewer queries than keys, query i still sees keys 0..i (PyTorch's tril of an (L, S) matrix)."""
     probs = F.attention_probs(mg.randn(2, 4, device=device), mg.randn(3, 4, device=device), is_causal=True)

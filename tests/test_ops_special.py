@@ -64,3 +64,33 @@ def test_erf_matches_pytorch_in_float32():
         pytest.skip("needs PyTorch")
     x = np.linspace(-6, 6, 120_001).astype(np.float32)
     np.testing.assert_allclose(mg.tensor(x).erf().numpy(), torch.erf(torch.tensor(x)).numpy(), rtol=3e-7, atol=1e-7)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_normal_cdf_and_density_keep_their_relative_precision(dtype):
+    """Phi and phi, which the exact GELU is made of, against math.erfc and math.exp in float64.
+
+    A float32 input is exact, but exp(-x**2 / 2) turns the rounding of x**2 into a relative error of up to
+    2 x**2 ulps: the bound grows with x**2, as any float32 computation's must. float32's Phi is one polynomial
+    for all x and keeps that precision far left, where Phi is tiny; float64's goes through erf, 1 + erf(z),
+    so far left only its absolute error is small.
+    """
+    x = np.concatenate([np.linspace(-14, 14, 200_001), [0.0, -np.inf, np.inf]]).astype(dtype)
+    cdf, density = special.normal_cdf_and_density(x)
+    assert cdf.dtype == density.dtype == dtype
+    exact_cdf = np.array([0.5 * math.erfc(-float(v) / math.sqrt(2)) for v in x])
+    exact_density = np.array([math.exp(-float(v) ** 2 / 2) / math.sqrt(2 * math.pi) for v in x])
+    eps = np.finfo(dtype).eps
+    bound = (16 + 2 * x.astype(np.float64) ** 2) * eps
+    for name, ours, exact in [("Phi", cdf, exact_cdf), ("phi", density, exact_density)]:
+        error = np.abs(ours - exact)
+        relative = error / np.maximum(exact, np.finfo(dtype).tiny)
+        checked = (exact > np.finfo(dtype).tiny) & ((dtype == np.float32) | (x > -1) | (name == "phi"))
+        worst = int(np.argmax(np.where(checked, relative / bound, 0)))
+        assert np.all(relative[checked] <= bound[checked]), f"{name}({x[worst]}) is {relative[worst]:.2e} off"
+        assert np.all(error <= 8 * eps)  # and everywhere within a few units of 1
+    assert cdf[-2] == 0 and cdf[-1] == 1 and density[-1] == 0
+    for value in [-0.5, 2.0]:  # a 0-d array gives 0-d arrays, with the same values
+        cdf, density = special.normal_cdf_and_density(np.array(value, dtype=dtype))
+        assert cdf.shape == density.shape == () and cdf.dtype == dtype
+        assert cdf == special.normal_cdf_and_density(np.array([value], dtype=dtype))[0][0]

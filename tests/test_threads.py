@@ -86,29 +86,41 @@ def test_by_default_the_count_is_measured(monkeypatch, restore_threads):
 
 
 def test_in_chunks_splits_a_large_elementwise_computation_over_the_threads(restore_threads):
+    import threading
+
     import numpy as np
 
-    from minigrad.threads import MIN_PARALLEL_SIZE, in_chunks
+    from minigrad.threads import BLOCK_SIZE, MIN_PARALLEL_SIZE, in_chunks
 
-    seen = []  # the size of each slice the kernel was given
+    seen = []  # (the size of each block the kernel was given, the thread that computed it)
 
     def kernel(a, b):
-        seen.append(a.size)
+        seen.append((a.size, threading.current_thread().name))
         return a * b + 1, np.exp(a)
 
     rng = np.random.default_rng(0)
-    a = rng.standard_normal((MIN_PARALLEL_SIZE // 64, 130)).astype(np.float32)
-    b = rng.standard_normal((130, MIN_PARALLEL_SIZE // 64)).astype(np.float32).T  # not contiguous
+    a = rng.standard_normal((MIN_PARALLEL_SIZE // 128 + 7, 130)).astype(np.float32)  # the last block is short
+    b = rng.standard_normal((130, MIN_PARALLEL_SIZE // 128 + 7)).astype(np.float32).T  # not contiguous
+    blocks = -(-a.size // BLOCK_SIZE)
     mg.set_num_threads(3)
     y, e = in_chunks(kernel, a, b)
-    assert len(seen) == 3 and sum(seen) == a.size  # three slices, one per thread, covering the array
+    sizes = [size for size, _ in seen]
+    assert max(sizes) == BLOCK_SIZE and sum(sizes) == a.size and len(sizes) == blocks
+    caller = threading.current_thread().name
+    names = [name for _, name in seen]
+    assert names.count(caller) == blocks // 3  # the caller computes the first third of the blocks ...
+    assert all(name.startswith("minigrad") for name in names if name != caller)  # ... the pool's threads the rest
     assert y.shape == e.shape == a.shape and y.dtype == np.float32
     np.testing.assert_array_equal(y, a * b + 1)
     np.testing.assert_array_equal(e, np.exp(a))
     seen.clear()
     in_chunks(kernel, a[:2], b[:2])
-    assert seen == [a[:2].size]  # small: one call, no split
+    assert [size for size, _ in seen] == [a[:2].size]  # small: one call, no split
+    seen.clear()
+    half = a.shape[0] // 4  # below MIN_PARALLEL_SIZE: in blocks, but all on the caller's thread
+    in_chunks(kernel, a[:half], b[:half])
+    assert len(seen) > 1 and {name for _, name in seen} == {caller}
     seen.clear()
     mg.set_num_threads(1)
     in_chunks(kernel, a, b)
-    assert seen == [a.size]  # one thread: the caller's
+    assert {name for _, name in seen} == {threading.current_thread().name}  # one thread: the caller's

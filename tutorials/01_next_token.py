@@ -20,11 +20,14 @@
 #
 # 实验清单：
 #
+# 0. 一把尺子：整门课的每个模型，都在同一段没见过的文本上、用同一个办法打分；
 # 1. 数数：统计“字符 a 后面跟着字符 b”的次数，得到一个二元（bigram）模型，用它写一段“莎士比亚”；
 # 2. 同一个模型换一种做法：embedding + 线性层，用 minigrad 训练，损失追平数数的结果；
-# 3. 多看几个字（前 1、2、3、4 个字符）：在没见过的文本上，损失一路下降；
+# 3. 多看几个字：看的字符从 0 个加到 6 个，没见过的文本上损失先降后升，见过的文本上一路下降——数数只会背；
 # 4. 有的前文几乎锁死下一个字符，有的几乎什么都可能：用熵来量；
-# 5. 行为相似的字符，学出来的 embedding 也靠得近。
+# 5. 行为相似的字符，学出来的 embedding 也靠得近；
+# 6. 换成唐诗：“一推六二五”在诗里有多常见；
+# 7. 在唐诗上玩猜字游戏。
 #
 # 运行：`python tutorials/01_next_token.py`（`TUTORIAL_QUICK=1` 跑快速版）。图片写到当前目录的 `figures/`。
 
@@ -33,45 +36,49 @@
 # 再用梯度下降把同一个模型“学”出来；解释为什么多看几个字有用、却越来越难靠数数做到。
 #
 # **用时**（在 2 核 CPU 上实测的 CPU 时间；机器忙时墙钟时间更长）：
-# 运行本讲，快速版约 10 秒，完整版约 45 秒；最后有 5 道练习。
+# 运行本讲，快速版约 30 秒，完整版约 1 分钟；最后有 6 道练习。
 
 # %%
-from tutorials.course import QUICK, label, show_figure  # first: it limits BLAS threads before NumPy loads
+from tutorials.course import QUICK, label, show_figure  # 最先导入：它要在 NumPy 载入前限定 BLAS 线程数
 
 # isort: split
 import math
+import time
 
 import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
 import minigrad.functional as F
-from minigpt.corpus import load_shakespeare
 from minigrad import nn, optim
+from tutorials import ladder, yardstick
+from tutorials.ladder import Rung
 
 mg.manual_seed(0)
 
 # %% [markdown]
-# ## 0. 语料：字符变成数字
+# ## 0. 语料和尺子
 #
-# 计算机不认字符，先给每个字符一个编号。前 90% 的文本用来“学”，后 10% 留作考试——
-# 模型从没见过它们，在上面的表现才说明它学到的是规律，而不是背下了课文。
+# 计算机不认字符，先给每个字符一个编号。语料是 `minigpt` 自带的莎士比亚剧本，切法和 `minigpt train` 一样：
+# 前 90% 用来“学”，后 10% 留作考试——模型从没见过它们，在上面的表现才说明它学到的是规律，而不是背下了课文。
 #
-# 衡量“猜得好不好”用**交叉熵损失**：模型给正确答案的概率取负对数，再对所有位置求平均，单位是 nats。
-# 完全瞎猜（每个字符概率相等）的损失是 $\ln V$；损失越低，模型越不“意外”。
+# 衡量“猜得好不好”用**交叉熵**：模型给正确答案的概率取负对数，再对所有位置求平均，单位是**纳特/字符**
+# （自然对数；换成以 2 为底就是比特）。完全瞎猜（每个字符概率相等）的交叉熵是 $\ln V$；越低，模型越不“意外”。
+#
+# 这门课会造出一长串模型：数出来的表、RNN、GRU、只有注意力的模型、大大小小的 GPT。为了让它们的分数能放在一起比，
+# 每个模型都用**同一把尺子**打分（`tutorials/yardstick.py`）：从验证集里等距取出一批窗口；模型在每个窗口里逐个猜
+# 第 2 个到最后一个字符，每次只能看这个字符之前、同一个窗口里的字符——和 GPT 训练时算损失的方式一样。
+# 快速版和完整版用的是同一批窗口。第 07 讲会把所有模型的分数画成一架“损失的梯子”。
 
 # %%
-text = load_shakespeare()
-if QUICK:
-    text = text[:1_000_000]
-chars = sorted(set(text))
-V = len(chars)
-stoi = {ch: i for i, ch in enumerate(chars)}
-data = np.array([stoi[ch] for ch in text])
-n_train = int(0.9 * len(data))
-train_data, val_data = data[:n_train], data[n_train:]
-print(f"{len(text):,} characters; vocabulary of {V}: {''.join(chars)!r}")
-print(f"uniform guessing: ln {V} = {math.log(V):.3f} nats per character")
+ys = yardstick.load()  # 语料按 `minigpt train` 的办法 90/10 切开，外加验证集里固定的一批窗口
+V = ys.vocab_size
+chars, stoi = ys.tokenizer.chars, ys.tokenizer.stoi
+train_data = ys.train
+uniform = ys.uniform()
+print(f"训练文本 {len(ys.train):,} 个字符，验证集 {len(ys.val):,} 个字符；字符表有 {V} 个字符：{''.join(chars)!r}")
+print(f"尺子：验证集里的 {len(ys.x)} 个窗口，每个窗口要猜 {ys.x.shape[1]} 个字符，一共 {ys.y.size:,} 个")
+print(f"瞎猜：每个字符的损失都是 −ln(1/{V}) = ln {V} = {uniform.nats:.3f} 纳特")
 
 # %% [markdown]
 # ## 1. 数数：二元模型
@@ -80,16 +87,23 @@ print(f"uniform guessing: ln {V} = {math.log(V):.3f} nats per character")
 # 那么 $P(b \mid a) = \dfrac{\text{count}(a, b)}{\text{count}(a)}$。
 # 没出现过的组合会得到概率 0，一旦考试时遇上，损失就是无穷大，所以每个格子先加一个很小的数（平滑）。
 #
-# **先猜一猜**：瞎猜的损失是 $\ln V$（上面打印的那个数）。只看上一个字符，留出文本上的损失能降到多少？
+# **先猜一猜**：瞎猜的损失是 $\ln V$（上面打印的那个数）。只看上一个字符，验证集上的损失能降到多少？
 # 降一点点，还是降一大截？
 
 # %%
+start = time.perf_counter()
 counts = np.zeros((V, V))
 np.add.at(counts, (train_data[:-1], train_data[1:]), 1)
 P_count = (counts + 0.1) / (counts + 0.1).sum(axis=1, keepdims=True)
-count_loss = float(-np.log(P_count[val_data[:-1], val_data[1:]]).mean())
-print(f"counting bigram: held-out loss {count_loss:.3f} nats per character")
-assert count_loss < math.log(V) - 1.0  # one character of context already helps a lot
+bigram_seconds = time.perf_counter() - start
+bigram_score = ys.score_probs(P_count[ys.x, ys.y])  # P(真正的下一个字符 | 它前面那个字符)
+count_loss = bigram_score.nats
+print(f"数出来的二元模型：尺子上 {bigram_score} 纳特/字符")
+assert count_loss < uniform.nats - 1.0  # 只看一个字符就已经帮了大忙
+
+# %% [markdown]
+# `±` 后面是**标准误差**：换一批窗口，分数大约会在这个范围里晃动。两个模型在同一批窗口上比较时，
+# 它们的差值比各自的分数精确得多——两者读的是同一段文本（后面比较模型时，`Score.gap` 给出差值和它自己的标准误差）。
 
 # %%
 letters = [stoi[c] for c in "abcdefghijklmnopqrstuvwxyz "]
@@ -98,9 +112,9 @@ ax.imshow(P_count[np.ix_(letters, letters)], cmap="Blues")
 tick = [repr(chars[i])[1:-1] if chars[i] != " " else "␣" for i in letters]
 ax.set_xticks(range(len(letters)), tick)
 ax.set_yticks(range(len(letters)), tick)
-ax.set_xlabel("next character b")
-ax.set_ylabel("previous character a")
-ax.set_title("P(b | a) counted on Shakespeare (lowercase letters and space)")
+ax.set_xlabel(label("下一个字符 b", "next character b"))
+ax.set_ylabel(label("前一个字符 a", "previous character a"))
+ax.set_title(label("在莎士比亚上数出的 P(b | a)（小写字母和空格）", "P(b | a) counted on Shakespeare"))
 fig.tight_layout()
 show_figure(fig, "01_bigram_table.png")
 
@@ -132,7 +146,7 @@ print(sample_bigram(P_count, "\n", 300))
 
 # %%
 class NeuralBigram(nn.Module):
-    """logits(next | prev) = Linear(Embedding(prev)): a bigram table through a 16-dimensional bottleneck."""
+    """logits(下一个 | 上一个) = Linear(Embedding(上一个))：一张二元表，中间挤过 16 维。"""
 
     def __init__(self, vocab, dim):
         super().__init__()
@@ -140,7 +154,7 @@ class NeuralBigram(nn.Module):
         self.out = nn.Linear(dim, vocab)
 
     def forward(self, prev):
-        return self.out(self.emb(prev))  # (N, vocab)
+        return self.out(self.emb(prev))  # (..., vocab)：每个“上一个字符”一行 logits
 
 
 mg.manual_seed(0)
@@ -151,36 +165,41 @@ rng = np.random.default_rng(0)
 losses = []
 for step in range(steps):
     ix = rng.integers(0, len(train_data) - 1, batch)
-    # forward
+    # 前向（forward）
     loss = F.cross_entropy(bigram(train_data[ix]), train_data[ix + 1])
-    # backward
+    # 反向传播（backward）
     optimizer.zero_grad()
     loss.backward()
-    # update
+    # 更新（update）
     optimizer.step()
     losses.append(loss.item())
     if step % 250 == 0 or step == steps - 1:
-        print(f"step {step:5d}  training loss {loss.item():.3f}")
+        print(f"第 {step:5d} 步  训练损失 {loss.item():.3f}")
 
-with mg.no_grad():
-    neural_loss = F.cross_entropy(bigram(val_data[:-1]), val_data[1:]).item()
-print(f"held-out loss: counting {count_loss:.3f}, trained embedding + linear {neural_loss:.3f}")
+neural_score = ys.score_logits(bigram)  # 窗口 (B, T) 的编号 → logits (B, T, V)，每个位置一行
+neural_loss = neural_score.nats
+gap, gap_err = neural_score.gap(bigram_score)
+print(f"尺子上：数出来的 {count_loss:.3f}，学出来的（embedding + 线性层）{neural_loss:.3f}，"
+      f"差 {gap:+.3f} ± {gap_err:.3f} 纳特/字符")
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 4))
 smooth = np.convolve(losses, np.ones(20) / 20, mode="valid")
-ax.plot(np.arange(len(smooth)) + 19, smooth, label="embedding + linear (training loss, smoothed)")
-ax.axhline(count_loss, color="crimson", ls="--", label=f"counting model, held-out ({count_loss:.3f})")
-ax.axhline(math.log(V), color="gray", ls=":", label=f"uniform guessing ({math.log(V):.2f})")
-ax.set_xlabel("step")
-ax.set_ylabel("cross-entropy (nats per character)")
-ax.set_title("Learning a bigram model with gradient descent")
+ax.plot(np.arange(len(smooth)) + 19, smooth,
+        label=label("embedding + 线性层（训练损失，滑动平均）", "embedding + linear (training loss, smoothed)"))
+ax.axhline(count_loss, color="crimson", ls="--",
+           label=label(f"数出来的二元模型，尺子上（{count_loss:.3f}）", f"counting model, held out ({count_loss:.3f})"))
+ax.axhline(uniform.nats, color="gray", ls=":",
+           label=label(f"瞎猜（{uniform.nats:.2f}）", f"uniform ({uniform.nats:.2f})"))
+ax.set_xlabel(label("训练步数", "step"))
+ax.set_ylabel(label("交叉熵（纳特/字符）", "cross-entropy (nats per character)"))
+ax.set_title(label("用梯度下降学一个二元模型", "Learning a bigram model with gradient descent"))
 ax.grid(True, alpha=0.3)
 ax.legend()
 fig.tight_layout()
 show_figure(fig, "01_neural_bigram.png")
 
-assert abs(neural_loss - count_loss) < (0.05 if QUICK else 0.03)  # learning reaches what counting gives
+assert abs(neural_loss - count_loss) < (0.05 if QUICK else 0.03)  # 学出来的追平了数出来的
 
 # %% [markdown]
 # 两条路走到了同一个地方：数数是直接写下答案，梯度下降是一步步逼近它。
@@ -197,92 +216,141 @@ assert abs(neural_loss - count_loss) < (0.05 if QUICK else 0.03)  # learning rea
 # 其中 $h_k$ 是前 $k$ 个字符，$N(\cdot)$ 是它在训练文本里出现的次数，$\beta = 2$。
 #
 # 见得多的前文，以自己的统计为准；没见过的，整个退回到短一级的估计。$P_{-1}$ 是均匀分布。
+# 一个看 6 个字符的模型里，顺带就有看 0 到 5 个字符的模型（退一步用的正是它们），所以数一次就能把它们都比一比。
+# 窗口开头的几个字符前文不够长，就用够得着的那一级。
 #
-# **先猜一猜**：前文从 0 个字符加到 4 个，留出文本上的损失每一步降多少？收益是越来越大，还是越来越小？
+# 除了尺子（没见过的文本），我们还在**训练文本**里按同样的办法取一批窗口，看模型在“见过的”文本上猜得怎样。
+#
+# **先猜一猜**：前文从 0 个字符加到 6 个，没见过的文本上损失每一步降多少？会一直降下去吗？见过的文本上呢？
 
 # %%
 class CharNGram:
-    """Next-character counts for every context of up to k previous characters, each backed off to shorter ones."""
+    """P(下一个字符 | 它前面的 k 个)，在训练文本上数出来；见得少的前文多参考更短的前文。
 
-    def __init__(self, data, k, beta=2.0):
+    一个模型里装着 0..k 的每一级：第 j 级的估计正是“看 j 个字符”的模型，因为每一级只退回到比它低的级
+    （`probs` 把每一级都返回）。
+    """
+
+    def __init__(self, ids, k, beta=2.0):
         self.k, self.beta = k, beta
-        self.tables = []  # one per order 0..k: sorted (context, next) keys and their counts, contexts and counts
+        self.tables, self.seconds = [], []  # 每一级：数出的 (前文, 下一个) 对和前文，以及数它们用的时间
+        x, y = ids[None, :-1], ids[None, 1:]  # 把训练文本当成一个长窗口：y[t] 紧跟在 x[..t] 之后
         for order in range(k + 1):
-            ctx = self.context_ids(data, order)
-            pair_keys, pair_counts = np.unique(ctx * V + data[k:], return_counts=True)
-            ctx_keys, ctx_counts = np.unique(ctx, return_counts=True)
-            self.tables.append((pair_keys, pair_counts, ctx_keys, ctx_counts))
-
-    def context_ids(self, data, order):
-        """For every position t >= k, the `order` characters before it as one integer (base V)."""
-        ids = np.zeros(len(data) - self.k, dtype=np.int64)
-        for j in range(1, order + 1):
-            ids = ids * V + data[self.k - j : len(data) - j]
-        return ids
+            start = time.perf_counter()
+            ctx, seen = self.contexts(x, order)
+            pairs = np.unique(ctx[:, seen] * V + y[:, seen], return_counts=True)  # (排好序的键, 各自的次数)
+            contexts = np.unique(ctx[:, seen], return_counts=True)
+            self.tables.append((pairs, contexts))
+            self.seconds.append(time.perf_counter() - start)
 
     @staticmethod
-    def lookup(keys, table_keys, table_counts):
+    def contexts(x, order):
+        """窗口 x (N, T) 的每个位置 t：把 x[:, t-order+1 .. t] 这 `order` 个字符写成一个 V 进制整数，
+        并给出窗口里到 t 为止是否真有这么多字符（窗口开头没有）。"""
+        ids = np.zeros(x.shape, dtype=np.int64)
+        for j in range(order):
+            ids = ids * V + np.roll(x, j, axis=1)  # x[:, t - j]（开头绕回到了窗口末尾：这些位置不算数）
+        return ids, np.arange(x.shape[1]) >= order - 1
+
+    @staticmethod
+    def lookup(keys, table):
+        table_keys, table_counts = table
         i = np.clip(np.searchsorted(table_keys, keys), 0, len(table_keys) - 1)
         return np.where(table_keys[i] == keys, table_counts[i], 0)
 
-    def prob(self, data, candidates=None):
-        """P(next char) at every position t >= k of `data`: of data[t] itself, or of each of `candidates`."""
-        nxt = data[self.k :, None] if candidates is None else np.asarray(candidates)[None, :]
-        p = np.full((len(data) - self.k, nxt.shape[1]), 1.0 / V)
-        for order in range(self.k + 1):
-            pair_keys, pair_counts, ctx_keys, ctx_counts = self.tables[order]
-            ctx = self.context_ids(data, order)[:, None]
-            n_pair = self.lookup(ctx * V + nxt, pair_keys, pair_counts)
-            n_ctx = self.lookup(ctx, ctx_keys, ctx_counts)
-            p = (n_pair + self.beta * p) / (n_ctx + self.beta)
-        return p
+    def probs(self, x, y):
+        """[P_0, ..., P_k]：每一级给 y[n, t]（接在 x[n, :t+1] 之后）的概率，形状都是 (N, T)。"""
+        p = np.full(y.shape, 1.0 / V)  # P_{-1}：均匀分布
+        out = []
+        for order, (pairs, contexts) in enumerate(self.tables):
+            ctx, seen = self.contexts(x, order)
+            n_pair, n_ctx = self.lookup(ctx * V + y, pairs), self.lookup(ctx, contexts)
+            p = np.where(seen, (n_pair + self.beta * p) / (n_ctx + self.beta), p)  # 窗口里前文不够长：沿用低一级的 p
+            out.append(p)
+        return out
 
-    def loss(self, data):
-        return float(-np.log(self.prob(data)).mean())
+    def size(self, order):
+        """看 `order` 个字符的模型存了多少个计数：0..order 各级的 (前文, 下一个) 对。"""
+        return sum(len(pairs[0]) for pairs, _ in self.tables[: order + 1])
 
-    def sample(self, prompt, n, seed=0):
+    def sample(self, prompt, n, order, seed=0):
+        """从 `order` 级模型逐个抽样，给 `prompt` 续写 n 个字符。"""
         rng = np.random.default_rng(seed)
         ids = [stoi[c] for c in prompt]
         for _ in range(n):
-            context = np.array(ids[-self.k :] + [0]) if self.k else np.array([0])  # [0]: a stand-in "next"
-            p = self.prob(context, candidates=np.arange(V))[0]
+            x = np.tile(ids[-max(order, 1):], (V, 1))  # 同一段前文，每个候选字符一份
+            y = np.tile(np.arange(V)[:, None], (1, x.shape[1]))  # 候选字符（只有最后一列有用）
+            p = self.probs(x, y)[order][:, -1]
             ids.append(int(rng.choice(V, p=p / p.sum())))
         return "".join(chars[i] for i in ids)
 
 
-MAX_K = 4
-ngram_models = {k: CharNGram(train_data, k) for k in range(MAX_K + 1)}
-# Score every model on the same held-out positions (those with at least MAX_K characters before them).
-ngram_loss = {k: float(-np.log(m.prob(val_data[MAX_K - k :])).mean()) for k, m in ngram_models.items()}
-for k, value in ngram_loss.items():
-    print(f"context of {k} character{'s' if k != 1 else ''}: held-out loss {value:.3f}")
+MAX_K = 6
+ngram = CharNGram(train_data, MAX_K)
+seen_text = ys.training_windows()  # 同样多的窗口，按同样的办法从训练文本里取
+ngram_scores = {k: ys.score_probs(p) for k, p in enumerate(ngram.probs(ys.x, ys.y))}
+ngram_seen = {k: seen_text.score_probs(p) for k, p in enumerate(ngram.probs(seen_text.x, seen_text.y))}
+print(f"计数用了 {sum(ngram.seconds):.1f} 秒")
+for k in ngram_scores:
+    print(f"看前 {k} 个字符：尺子上 {ngram_scores[k]}，训练文本上 {ngram_seen[k].nats:.3f} 纳特/字符；"
+          f"表里存了 {ngram.size(k):>9,} 个计数")
+ngram_loss = {k: score.nats for k, score in ngram_scores.items()}
+best_k = min(ngram_loss, key=ngram_loss.get)
+print(f"尺子上最好的计数模型：看前 {best_k} 个字符，{ngram_scores[best_k]} 纳特/字符")
 
 # %%
-fig, ax = plt.subplots(figsize=(6.5, 4))
-ks = list(ngram_loss)
-ax.bar(ks, [ngram_loss[k] for k in ks], color="steelblue")
+fig, ax = plt.subplots(figsize=(7.5, 4.2))
+ks = np.arange(MAX_K + 1)
+ax.bar(ks - 0.2, [ngram_loss[k] for k in ks], 0.4, color="steelblue",
+       label=label("没见过的文本（尺子）", "held-out text (the yardstick)"))
+ax.bar(ks + 0.2, [ngram_seen[k].nats for k in ks], 0.4, color="lightgray",
+       label=label("见过的文本（训练文本里的窗口）", "text it has seen (training windows)"))
 for k in ks:
-    ax.text(k, ngram_loss[k] + 0.03, f"{ngram_loss[k]:.2f}", ha="center")
-ax.set_xlabel("characters of context the model looks at")
-ax.set_ylabel("held-out loss (nats per character)")
-ax.set_title("More context, better guesses (counting models, backed off)")
+    ax.text(k - 0.2, ngram_loss[k] + 0.03, f"{ngram_loss[k]:.2f}", ha="center", fontsize=9)
+ax.set_xlabel(label("模型看的前文有几个字符", "characters of context the model looks at"))
+ax.set_ylabel(label("交叉熵（纳特/字符）", "cross-entropy (nats per character)"))
+ax.set_title(label("多看几个字：没见过的文本上先降后升，见过的文本上一路下降",
+                   "More context: held-out loss falls, then rises; on seen text it keeps falling"))
 ax.set_xticks(ks)
-ax.set_ylim(0, 1.12 * max(ngram_loss.values()))
+ax.set_ylim(0, 1.15 * max(ngram_loss.values()))
+ax.legend()
 fig.tight_layout()
 show_figure(fig, "01_context_length.png")
 
 # %%
-assert all(ngram_loss[k + 1] < ngram_loss[k] - 0.1 for k in range(3))  # contexts 0 -> 1 -> 2 -> 3: each helps
-assert ngram_loss[MAX_K] < ngram_loss[3]  # and a fourth character still helps a little
-assert abs(ngram_loss[1] - count_loss) < 0.02  # the k=1 model is the bigram of section 1
+assert all(ngram_loss[k + 1] < ngram_loss[k] - 0.1 for k in range(3))  # 前文 0 → 1 → 2 → 3：每一步都有帮助
+assert ngram_loss[4] < ngram_loss[3]  # 第四个字符还能帮一点……
+assert best_k < MAX_K and ngram_loss[MAX_K] > ngram_loss[best_k] + 0.05  # ……再长反而更差
+assert all(ngram_seen[k + 1].nats < ngram_seen[k].nats for k in range(MAX_K))  # 在见过的文本上，越长越“好”
+memorised = {k: ngram_loss[k] - ngram_seen[k].nats for k in ngram_scores}  # 见过的文本比没见过的好多少
+assert memorised[MAX_K] > memorised[best_k] + 0.3  # 长前文的表主要是在背见过的东西
+assert abs(ngram_loss[1] - count_loss) < 0.02  # 看 1 个字符的模型就是第 1 节的二元模型
 
-print(ngram_models[3].sample("ROMEO:\n", 300))
+ngram_sample = ngram.sample("ROMEO:\n", 300, order=best_k)
+print(ngram_sample)
 
 # %% [markdown]
-# 看 3 个字符的模型已经能拼出不少真单词。但注意收益在递减：前文每长一个字符，组合数就乘以 $V$，
-# 训练文本里见过的组合越来越稀，“数数”越来越靠不住。要看得更远，得换一种不靠穷举组合的办法——
+# 看 3、4 个字符的模型已经能拼出不少真单词。但注意收益在递减，而且到某一步就掉头了：前文每长一个字符，组合数就乘以 $V$，
+# 训练文本里见过的组合越来越稀——看 6 个字符的模型在训练文本上几乎是在“背课文”（灰柱很低），
+# 到了没见过的文本上，它见过的长前文大多派不上用场，还不如短一点的模型。这就是**记住**和**学会**的区别：
+# 计数模型只会记住见过的组合，见得越少，记得越不可靠。要看得更远，得换一种不靠穷举组合的办法——
 # 把前文**压缩**成一个向量，这就是下一讲的 RNN。
 #
+# 尺子上最好的那个计数模型（上面打印的）是梯子上“数数”的最后一级。把这一讲的几级记下来，第 07 讲要用：
+
+# %%
+ladder.record("01", [
+    Rung(key="uniform", name="瞎猜", lecture="01", size=0, size_kind="counts", train_seconds=0.0, score=uniform),
+    Rung(key="unigram", name="一元模型（字符频率）", lecture="01", size=ngram.size(0), size_kind="counts",
+         train_seconds=ngram.seconds[0], score=ngram_scores[0]),
+    Rung(key="bigram", name="二元模型（看前 1 个字符）", lecture="01", size=V * V, size_kind="counts",
+         train_seconds=bigram_seconds, score=bigram_score),
+    Rung(key="ngram", name=f"{best_k + 1} 元模型（看前 {best_k} 个字符）", lecture="01", size=ngram.size(best_k),
+         size_kind="counts", train_seconds=sum(ngram.seconds[: best_k + 1]), score=ngram_scores[best_k],
+         extra={"order": best_k, "sample": ngram_sample, "train_nats": ngram_seen[best_k].nats}),
+], ys)
+print("记下了第 01 讲的四级：瞎猜、一元、二元、最好的计数模型")
+
 # ## 4. 有的前文锁死答案，有的前文什么都可能
 #
 # 一个前文之后下一个字符有多“确定”，可以用它的概率分布的**熵**来量：
@@ -293,7 +361,7 @@ print(ngram_models[3].sample("ROMEO:\n", 300))
 
 # %%
 def context_entropies(order, min_count=200):
-    """Entropy (bits) of the next-character distribution for every context of `order` characters seen often."""
+    """每个常见的 `order` 字符前文之后，下一个字符的分布的熵（比特）。"""
     ctx = np.zeros(len(train_data) - order, dtype=np.int64)
     for j in range(order):
         ctx = ctx * V + train_data[j : len(train_data) - order + j]
@@ -303,7 +371,7 @@ def context_entropies(order, min_count=200):
     total = table.sum(axis=1)
     keep = total >= min_count
     p = table[keep] / total[keep, None]
-    entropy = (p * np.log2(1 / np.where(p > 0, p, 1))).sum(axis=1)  # sum of p log2(1/p); 0 log 0 = 0
+    entropy = (p * np.log2(1 / np.where(p > 0, p, 1))).sum(axis=1)  # Σ p log2(1/p)；约定 0 log 0 = 0
     names = []
     for key in keys[keep]:
         name = ""
@@ -323,27 +391,26 @@ for order in (1, 2):
     names, entropy, p = context_entropies(order)
     entropy_by_order[order] = dict(zip(names, entropy))
     rank = np.argsort(entropy)
-    print(f"\ncontexts of {order} character(s) seen >= 200 times: {len(names)}")
-    print("  most predictable: " + ",  ".join(
-        f"'{show(names[i])}' -> '{show(chars[p[i].argmax()])}' ({entropy[i]:.2f} bits)" for i in rank[:5]))
-    print("  most open:        " + ",  ".join(f"'{show(names[i])}' ({entropy[i]:.2f} bits)" for i in rank[-5:]))
+    print(f"\n训练文本里出现至少 200 次的 {order} 字符前文：{len(names)} 个")
+    print("  最好猜的：" + "，".join(
+        f"'{show(names[i])}' → '{show(chars[p[i].argmax()])}'（{entropy[i]:.2f} 比特）" for i in rank[:5]))
+    print("  最难猜的：" + "，".join(f"'{show(names[i])}'（{entropy[i]:.2f} 比特）" for i in rank[-5:]))
 
 # %%
 H1 = entropy_by_order[1]
-print(f"\nH(next | 'q') = {H1['q']:.2f} bits,  H(next | ' ') = {H1[' ']:.2f} bits,  "
-      f"the most open possible: log2 {V} = {math.log2(V):.2f} bits")
-assert H1["q"] < 0.2  # after q comes u, almost always
-assert H1[" "] > 4.0  # after a space, almost any letter
-assert max(H1.values()) - min(H1.values()) > 3.5  # contexts differ enormously in how much they decide
+print(f"\nq 之后：{H1['q']:.2f} 比特；空格之后：{H1[' ']:.2f} 比特；完全没头绪：log2 {V} = {math.log2(V):.2f} 比特")
+assert H1["q"] < 0.2  # q 后面几乎总是 u
+assert H1[" "] > 4.0  # 空格后面几乎什么字母都有
+assert max(H1.values()) - min(H1.values()) > 3.5  # 不同前文能决定的东西差得极远
 
 fig, ax = plt.subplots(figsize=(11, 4))
 order1 = sorted(H1.items(), key=lambda kv: kv[1])
 ax.bar(range(len(order1)), [h for _, h in order1], color="steelblue")
 ax.set_xticks(range(len(order1)), [show(n) for n, _ in order1], fontsize=9)
-ax.set_ylabel("entropy of the next character (bits)")
-ax.set_xlabel("previous character")
-ax.set_title("How much does the previous character decide the next one?")
-ax.axhline(math.log2(V), color="gray", ls=":", label=f"no idea at all (log2 {V})")
+ax.set_ylabel(label("下一个字符的熵（比特）", "entropy of the next character (bits)"))
+ax.set_xlabel(label("前一个字符", "previous character"))
+ax.set_title(label("前一个字符在多大程度上决定了下一个？", "How much does the previous character decide the next one?"))
+ax.axhline(math.log2(V), color="gray", ls=":", label=label(f"完全没头绪（log2 {V}）", f"no idea at all (log2 {V})"))
 ax.legend()
 fig.tight_layout()
 show_figure(fig, "01_context_entropy.png")
@@ -375,20 +442,20 @@ vowels, punct = "aeiou", ".,;:!?"
 upper, lower = "ABCDEFGHIJKLMNOPRSTUVWY", "abcdefghijklmnoprstuvwy"
 vv, pp, vp = mean_cos(vowels, vowels), mean_cos(punct, punct), mean_cos(vowels, punct)
 uu, ul = mean_cos(upper, upper), mean_cos(upper, lower)
-print(f"mean cosine similarity: vowel-vowel {vv:.2f}, punctuation-punctuation {pp:.2f}, vowel-punctuation {vp:.2f}")
-print(f"                        uppercase-uppercase {uu:.2f}, uppercase-lowercase {ul:.2f}")
+print(f"平均余弦相似度：元音-元音 {vv:.2f}，标点-标点 {pp:.2f}，元音-标点 {vp:.2f}")
+print(f"                大写-大写 {uu:.2f}，大写-小写 {ul:.2f}")
 for c in ".ae":
     nearest = np.argsort(-cos[stoi[c]])[1:6]
-    print(f"nearest to '{c}':", " ".join(f"'{show(chars[i])}'" for i in nearest))
+    print(f"离 '{c}' 最近的：", " ".join(f"'{show(chars[i])}'" for i in nearest))
 
 # %%
-assert vv > vp + 0.15 and pp > vp + 0.15  # vowels sit with vowels, punctuation with punctuation
-assert uu > ul + 0.15  # and capitals with capitals
+assert vv > vp + 0.15 and pp > vp + 0.15  # 元音挨着元音，标点挨着标点
+assert uu > ul + 0.15  # 大写字母挨着大写字母
 nearest_dot = {chars[i] for i in np.argsort(-cos[stoi["."]])[1:6]}
-assert len(nearest_dot & set(punct)) >= 4  # the nearest neighbours of '.' are punctuation marks
+assert len(nearest_dot & set(punct)) >= 4  # 离 '.' 最近的都是标点
 
 # %%
-# A 2-D picture of the 16-dimensional vectors: project onto the two directions of largest spread (PCA).
+# 16 维向量的二维图：投影到散得最开的两个方向上（PCA）。
 centered = E - E.mean(axis=0)
 _, _, Vt = np.linalg.svd(centered, full_matrices=False)
 xy = centered @ Vt[:2].T
@@ -396,20 +463,21 @@ xy = centered @ Vt[:2].T
 
 def kind(c):
     if c.isupper():
-        return "uppercase letter"
+        return label("大写字母", "uppercase letter")
     if c in "aeiou":
-        return "lowercase vowel"
+        return label("小写元音", "lowercase vowel")
     if c.isalpha():
-        return "lowercase consonant"
+        return label("小写辅音", "lowercase consonant")
     if c.isdigit():
-        return "digit"
+        return label("数字", "digit")
     if c in " \n":
-        return "space / newline"
-    return "punctuation"
+        return label("空格 / 换行", "space / newline")
+    return label("标点", "punctuation")
 
 
-colors = {"lowercase vowel": "crimson", "lowercase consonant": "steelblue", "uppercase letter": "darkviolet",
-          "digit": "darkorange", "punctuation": "forestgreen", "space / newline": "black"}
+colors = {label("小写元音", "lowercase vowel"): "crimson", label("小写辅音", "lowercase consonant"): "steelblue",
+          label("大写字母", "uppercase letter"): "darkviolet", label("数字", "digit"): "darkorange",
+          label("标点", "punctuation"): "forestgreen", label("空格 / 换行", "space / newline"): "black"}
 fig, ax = plt.subplots(figsize=(8, 7))
 for name, color in colors.items():
     idx = [i for i, c in enumerate(chars) if kind(c) == name]
@@ -418,9 +486,9 @@ for name, color in colors.items():
     ax.scatter(xy[idx, 0], xy[idx, 1], s=12, color=color, label=name)
     for i in idx:
         ax.annotate(show(chars[i]), xy[i], fontsize=10, color=color, xytext=(3, 2), textcoords="offset points")
-ax.set_title("Character embeddings learned by the bigram model (PCA to 2-D)")
-ax.set_xlabel("principal direction 1")
-ax.set_ylabel("principal direction 2")
+ax.set_title(label("二元模型学出的字符向量（PCA 投影到二维）", "Character embeddings of the bigram model (PCA)"))
+ax.set_xlabel(label("第一主方向", "principal direction 1"))
+ax.set_ylabel(label("第二主方向", "principal direction 2"))
 ax.legend()
 fig.tight_layout()
 show_figure(fig, "01_embeddings.png")
@@ -447,15 +515,14 @@ from minigpt import CharTokenizer
 from minigpt.corpus import load_tang, split_poems
 
 tang = load_tang()
-tang_train, tang_val = split_poems(tang)  # every tenth poem is held out, whole
-if QUICK:  # a third of the training poems: cheaper counts, the same picture
+tang_train, tang_val = split_poems(tang)  # 每十首里整首拿出一首做验证集
+if QUICK:  # 三分之一的训练诗：数得更快，图一样
     train_poems = tang_train.split("\n\n")
     tang_train = "\n\n".join(train_poems[: len(train_poems) // 3])
 zh_tok = CharTokenizer.from_text(tang)
 ZV = zh_tok.vocab_size
 zh_train, zh_val = zh_tok.encode_array(tang_train), zh_tok.encode_array(tang_val)
-print(f"{tang.count(chr(10) * 2) + 1:,} poems; {len(zh_train):,} training and {len(zh_val):,} held-out characters; "
-      f"vocabulary of {ZV:,}")
+print(f"{tang.count(chr(10) * 2) + 1:,} 首诗；训练 {len(zh_train):,} 字，验证集 {len(zh_val):,} 字；字表 {ZV:,} 个字")
 print(tang_val[:52])
 
 # %% [markdown]
@@ -470,54 +537,53 @@ print(tang_val[:52])
 # $$P_k(c \mid h_k) = \frac{N(h_k, c) + T(h_k)\, P_{k-1}(c \mid h_{k-1})}{N(h_k) + T(h_k)}$$
 
 # %%
-ZK = 4  # contexts of up to four characters: the "一推六二" before the "五"
+ZK = 4  # 前文最多四个字：“五”前面的“一推六二”
 
 
 def context_numbers(ids: np.ndarray, k_max: int) -> list[np.ndarray]:
-    """numbers[k][t]: one integer per distinct k-character context before position t (all 0 for k = 0)."""
+    """numbers[k][t]：位置 t 之前的 k 字前文的编号，不同的前文不同的号（k = 0 时全是 0）。"""
     numbers = [np.zeros(len(ids), dtype=np.int64)]
     for _ in range(k_max):
-        key = np.full(len(ids), -1, dtype=np.int64)  # position 0 has nothing before it
-        key[1:] = numbers[-1][:-1] * ZV + ids[:-1]  # the context one shorter, before t - 1, then the character at t - 1
+        key = np.full(len(ids), -1, dtype=np.int64)  # 位置 0 前面什么都没有
+        key[1:] = numbers[-1][:-1] * ZV + ids[:-1]  # t - 1 之前短一个字的前文，再接上 t - 1 处的字
         numbers.append(np.unique(key, return_inverse=True)[1].reshape(-1))
     return numbers
 
 
 class HanNGram:
-    """Next-character counts after every context of 0..k_max characters, Witten-Bell smoothed.
+    """0..k_max 个字的每个前文之后，下一个字的计数，用 Witten-Bell 平滑。
 
-    `ids` is the training text followed by the held-out text, so that a context gets one number in both;
-    only the first `n_train` positions are counted.
+    `ids` 是训练文本接上验证集文本，这样同一个前文在两边拿到同一个编号；只数前 `n_train` 个位置。
     """
 
     def __init__(self, ids: np.ndarray, n_train: int, k_max: int):
         self.ids, self.numbers = ids, context_numbers(ids, k_max)
         train = np.arange(k_max, n_train)
-        self.tables = []  # per order: (context, next) keys and counts; contexts, their counts and follower types
+        self.tables = []  # 每一级：(前文, 下一个) 的键和次数；前文的键、次数和后面跟过几种字
         for ctx in self.numbers:
             pair_keys, pair_counts = np.unique(ctx[train] * ZV + ids[train], return_counts=True)
             ctx_keys, ctx_counts = np.unique(ctx[train], return_counts=True)
-            _, types = np.unique(pair_keys // ZV, return_counts=True)  # distinct next characters per context
+            _, types = np.unique(pair_keys // ZV, return_counts=True)  # 每个前文后面出现过几种不同的字
             self.tables.append((pair_keys, pair_counts, ctx_keys, ctx_counts, types))
 
     def probs(self, positions: np.ndarray, candidates: np.ndarray | None = None) -> list[np.ndarray]:
-        """[P_0, ..., P_k_max]: each order's probability of the true next character (or of each candidate)."""
+        """[P_0, ..., P_k_max]：每一级给真字（或每个候选字）的概率。"""
         nxt = self.ids[positions][:, None] if candidates is None else candidates[None, :]
         p = np.full((len(positions), nxt.shape[1]), 1.0 / ZV)
         out = []
         for ctx_ids, (pair_keys, pair_counts, ctx_keys, ctx_counts, types) in zip(self.numbers, self.tables):
             ctx = ctx_ids[positions][:, None]
-            n_pair = CharNGram.lookup(ctx * ZV + nxt, pair_keys, pair_counts)
-            n_ctx, t = CharNGram.lookup(ctx, ctx_keys, ctx_counts), CharNGram.lookup(ctx, ctx_keys, types)
-            p = np.where(n_ctx > 0, (n_pair + t * p) / np.maximum(n_ctx + t, 1), p)  # unseen context: back off
+            n_pair = CharNGram.lookup(ctx * ZV + nxt, (pair_keys, pair_counts))
+            n_ctx, t = CharNGram.lookup(ctx, (ctx_keys, ctx_counts)), CharNGram.lookup(ctx, (ctx_keys, types))
+            p = np.where(n_ctx > 0, (n_pair + t * p) / np.maximum(n_ctx + t, 1), p)  # 没见过的前文：退回低一级
             out.append(p)
         return out
 
 
 han = HanNGram(np.concatenate([zh_train, zh_val]), len(zh_train), ZK)
-held_out = len(zh_train)  # where the held-out text starts in han.ids
+held_out = len(zh_train)  # 验证集在 han.ids 里从哪里开始
 
-# Where each held-out character sits: seat 1..n in its n-character half-line, n + 1 for the mark after it.
+# 验证集里每个字的位置：在 n 字半句里是第 1..n 个，句末标点记作 n + 1。
 seat = np.zeros(len(zh_val), dtype=np.int64)
 form = np.zeros(len(zh_val), dtype=np.int64)
 for m in re.finditer(r"(?<=[\n，；])([\u4e00-\u9fff]{5}|[\u4e00-\u9fff]{7})[，；。？！]", tang_val):
@@ -529,13 +595,13 @@ def positions_at(n: int, s: int) -> np.ndarray:
     return np.flatnonzero((form == n) & (seat == s)) + held_out
 
 
-bits = {}  # (form, seat) -> held-out bits per character with 0..ZK characters of context
+bits = {}  # (句式, 位置) → 看 0..ZK 个字时，没见过的诗上每字的比特数
 for n, s in [(5, 1), (5, 2), (5, 3), (5, 4), (5, 5), (5, 6), (7, 7), (7, 8)]:
     bits[n, s] = [float(-np.log2(p).mean()) for p in han.probs(positions_at(n, s))]
-print("held-out bits per character, with 0 / 1 / 2 / 3 / 4 characters of context:")
+print("没见过的诗上每个字的交叉熵（比特），依次看前 0 / 1 / 2 / 3 / 4 个字：")
 for (n, s), row in bits.items():
-    where = f"{'五' if n == 5 else '七'}言 seat {s}" + (" (the mark after the line)" if s == n + 1 else "")
-    print(f"  {where:<34}" + "  ".join(f"{b:5.2f}" for b in row))
+    where = f"{'五' if n == 5 else '七'}言第 {s} 个位置" + ("（句末标点）" if s == n + 1 else "")
+    print(f"  {where:<16}" + "  ".join(f"{b:5.2f}" for b in row))
 
 # %%
 fig, ax = plt.subplots(figsize=(8, 4))
@@ -557,15 +623,15 @@ show_figure(fig, "01_tang_seats.png")
 
 # %%
 gain5, gain1 = bits[5, 5][0] - bits[5, 5][ZK], bits[5, 1][0] - bits[5, 1][ZK]
-print(f"seat 5: {bits[5, 5][0]:.2f} -> {bits[5, 5][ZK]:.2f} bits with four characters of context "
-      f"(about {2 ** bits[5, 5][ZK]:.0f} equally likely candidates left)")
-print(f"seat 1: {bits[5, 1][0]:.2f} -> {bits[5, 1][ZK]:.2f} bits;  七言 seat 7: {bits[7, 7][0]:.2f} -> "
-      f"{bits[7, 7][ZK]:.2f} bits")
-assert gain5 > 1.2 and bits[7, 7][0] - bits[7, 7][ZK] > 1.2  # the four characters before the last one help...
-assert bits[5, 5][ZK] > 7.0  # ...but leave well over a hundred candidates: no 一推六二五 on average
-assert gain5 > gain1 + 1.0  # the first seat of a line gains little from the line before it
-assert min(bits[5, 1][ZK], bits[5, 3][ZK]) > max(bits[5, 2][ZK], bits[5, 4][ZK]) + 1.0  # 2nd char of a word: easier
-assert bits[5, 6][ZK] < min(3.5, min(bits[5, s][ZK] for s in range(1, 6)) - 4)  # the mark after a line: nearly given
+print(f"五言第 5 字：看前四个字，{bits[5, 5][0]:.2f} → {bits[5, 5][ZK]:.2f} 比特"
+      f"（相当于还剩约 {2 ** bits[5, 5][ZK]:.0f} 个同样可能的候选）")
+print(f"五言第 1 字：{bits[5, 1][0]:.2f} → {bits[5, 1][ZK]:.2f} 比特；七言第 7 字：{bits[7, 7][0]:.2f} → "
+      f"{bits[7, 7][ZK]:.2f} 比特")
+assert gain5 > 1.2 and bits[7, 7][0] - bits[7, 7][ZK] > 1.2  # 前四个字对最后一个字有帮助……
+assert bits[5, 5][ZK] > 7.0  # ……但还剩一百多个候选：平均说来没有“一推六二五”
+assert gain5 > gain1 + 1.0  # 一句的第一个字从上一句得不到多少帮助
+assert min(bits[5, 1][ZK], bits[5, 3][ZK]) > max(bits[5, 2][ZK], bits[5, 4][ZK]) + 1.0  # 词的第二个字更好猜
+assert bits[5, 6][ZK] < min(3.5, min(bits[5, s][ZK] for s in range(1, 6)) - 4)  # 句末标点几乎送分
 
 # %% [markdown]
 # 结论比口号细致：
@@ -584,15 +650,15 @@ assert bits[5, 6][ZK] < min(3.5, min(bits[5, s][ZK] for s in range(1, 6)) - 4)  
 half_lines = re.findall(r"(?<=[\n，；])([\u4e00-\u9fff]{5}|[\u4e00-\u9fff]{7})(?=[，；。？！])", tang)
 next_char = {}
 for line in half_lines:
-    next_char.setdefault(line[-5:-1], Counter())[line[-1]] += 1  # the four characters before the last -> the last
+    next_char.setdefault(line[-5:-1], Counter())[line[-1]] += 1  # 最后一个字之前的四个字 → 最后一个字
 frequent = {ctx: c for ctx, c in next_char.items() if c.total() >= 8}
 locked = sorted(((c.total(), ctx, next(iter(c))) for ctx, c in frequent.items() if len(c) == 1), reverse=True)
-print(f"{len(half_lines):,} half-lines; {len(frequent)} four-character contexts seen at least 8 times; "
-      f"{len(locked)} of them always end the same way:")
+print(f"{len(half_lines):,} 个半句；出现至少 8 次的前四字有 {len(frequent)} 个，"
+      f"其中 {len(locked)} 个后面总是同一个字：")
 for count, ctx, last in locked:
-    print(f"  {ctx} -> {last}   ({count} times)")
+    print(f"  {ctx} → {last}（{count} 次）")
 assert locked and all(frequent[ctx].total() >= 8 for _, ctx, _ in locked)
-assert len(frequent) < 0.001 * len(next_char)  # four-character contexts that come back often are rare
+assert len(frequent) < 0.001 * len(next_char)  # 反复出现的四字前文很少
 
 # %% [markdown]
 # “何处春深”后面总是“好”，“自君之出”后面总是“矣”：它们来自一组组同题诗（一位诗人用同一个开头连写了二十首），
@@ -603,10 +669,10 @@ assert len(frequent) < 0.001 * len(next_char)  # four-character contexts that co
 # 让上面看四个字的模型去猜一首它没见过的诗：每一步给出它的前三个候选，再看真字在它的排名里排第几。
 
 # %%
-poem = tang_val.split("\n\n")[3]  # a held-out poem
-start = tang_val.index(poem) + poem.index("\n") + 1  # its first line, after the title
+poem = tang_val.split("\n\n")[3]  # 验证集里的一首诗
+start = tang_val.index(poem) + poem.index("\n") + 1  # 题目之后的第一行
 print(poem.split("\n")[0])
-game = np.arange(start, start + 12) + held_out  # the first couplet: 5 characters, a mark, 5, a mark
+game = np.arange(start, start + 12) + held_out  # 第一联：5 个字、标点、5 个字、标点
 game_p = han.probs(game, candidates=np.arange(ZV))[ZK]
 ranks = []
 for t, p in zip(game, game_p):
@@ -614,11 +680,11 @@ for t, p in zip(game, game_p):
     rank = int((p > p[truth]).sum()) + 1
     ranks.append(rank)
     guesses = "  ".join(f"{zh_tok.chars[i]} {p[i]:.2f}" for i in np.argsort(-p)[:3]).replace("\n", "↵")
-    context = zh_tok.decode(han.ids[t - 4:t]).replace("\n", "↵")  # ↵: the line break after the title
-    print(f"  after ...{context}  guesses: {guesses:<24} truth {zh_tok.chars[truth]}  ranked {rank}")
+    context = zh_tok.decode(han.ids[t - 4:t]).replace("\n", "↵")  # ↵：题目后面的换行
+    print(f"  前文 …{context}  猜：{guesses:<24} 真字 {zh_tok.chars[truth]}  排第 {rank}")
 first_guess = [zh_tok.chars[int(np.argmax(p))] for p in game_p]
-assert first_guess[5] in "，。" and first_guess[11] in "，。"  # where a line ends, it guesses a mark...
-assert ranks[5] <= 2 and ranks[11] <= 2  # ...and the right one, or the other mark first
+assert first_guess[5] in "，。" and first_guess[11] in "，。"  # 句子结束处，它猜标点……
+assert ranks[5] <= 2 and ranks[11] <= 2  # ……而且猜对，或者先猜另一个标点
 
 # %% [markdown]
 # 标点几乎次次猜中，字就难得多——有时真字排进前几名，有时排到几百名以外。换成所有没见过的诗，统计每个位置的猜中率：
@@ -630,12 +696,12 @@ for s in range(1, 7):
     sample = rng.choice(positions_at(5, s), 100 if QUICK else 1000, replace=False)
     p = han.probs(sample, candidates=np.arange(ZV))[ZK]
     truth_p = p[np.arange(len(sample)), han.ids[sample]]
-    rank = (p > truth_p[:, None]).sum(axis=1)  # 0: the first guess
+    rank = (p > truth_p[:, None]).sum(axis=1)  # 0：第一猜
     hits[s] = (float((rank < 1).mean()), float((rank < 10).mean()))
-    print(f"seat {s}: first guess right {hits[s][0]:.0%}, right within ten guesses {hits[s][1]:.0%}")
-assert hits[6][0] > 0.5 and hits[6][1] > 0.9  # the mark after the line
-assert hits[2][1] > 2 * max(hits[1][1], hits[3][1])  # the second character of a word
-assert max(hits[s][0] for s in range(1, 6)) < 0.35  # no seat of the verse itself is an easy guess
+    print(f"第 {s} 个位置：第一猜就中 {hits[s][0]:.0%}，前十个候选里有真字 {hits[s][1]:.0%}")
+assert hits[6][0] > 0.5 and hits[6][1] > 0.9  # 句末标点
+assert hits[2][1] > 2 * max(hits[1][1], hits[3][1])  # 词的第二个字
+assert max(hits[s][0] for s in range(1, 6)) < 0.35  # 诗句本身没有哪个位置好猜
 
 # %% [markdown]
 # 猜字游戏和熵说的是同一件事：格律锁定的位置（句末标点）一猜就中；词的第二个字常在前十名里；

@@ -21,9 +21,10 @@
 #
 # 实验清单：
 #
-# 1. 用 minigrad 的张量亲手写一个字符级 RNN（tanh 单元），在莎士比亚上训练，让它写几句；
+# 1. 用 minigrad 的张量亲手写一个字符级 RNN（tanh 单元），在莎士比亚上训练，在第 01 讲的尺子上打分，让它写几句；
 # 2. 测量“输出对 t 步之前输入的梯度”：随 t 按几何级数衰减（梯度消失）；
-# 3. 换成带门控的 GRU：衰减变慢了，但仍是几何衰减——缓解，不是根治；
+# 3. 换成带门控的 GRU，用同样的数据训练同样的步数：尺子上更好；门开着时梯度能走得远得多——
+#    但仍是几何衰减，而且训练好的 GRU 并不把远处的信息留着：缓解，不是根治；
 # 4. 编码器-解码器做“复述”任务：只靠一个固定向量，句子越长错得越多；
 # 5. 给解码器加上 attention：长句的准确率回来了，对齐关系画成热图。
 #
@@ -34,24 +35,25 @@
 # （每往回一步乘一次雅可比矩阵）；写出 GRU 的一步；解释 attention 为什么能让长序列的复述“回来”。
 #
 # **用时**（在 2 核 CPU 上实测的 CPU 时间；机器忙时墙钟时间更长）：
-# 运行本讲，快速版约 35 秒，完整版约 3 分钟；最后有 5 道练习。
+# 运行本讲，快速版约 1.5 分钟，完整版约 4.5 分钟；最后有 5 道练习。
 
 # %%
 # RNN 每一步只做很小的矩阵乘法。小矩阵上，BLAS 的多个线程互相等待反而更慢（机器忙时可慢几十倍），
 # 所以 tutorials.course 在导入 NumPy 之前请它只用一个线程（它因此要最先导入）。这只影响速度，不影响结果。
-from tutorials.course import QUICK, show_figure
+from tutorials.course import QUICK, label, show_figure
 
 # isort: split
 import math
+import time
 
 import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
 import minigrad.functional as F
-from minigpt import CharTokenizer
-from minigpt.corpus import load_shakespeare
 from minigrad import nn, optim
+from tutorials import ladder, yardstick
+from tutorials.ladder import Rung
 
 mg.manual_seed(0)
 
@@ -64,37 +66,37 @@ mg.manual_seed(0)
 #
 # $x_t$ 是第 $t$ 个字符的向量（embedding），logits 给出下一个字符的分数。
 # 注意 $h_t$ 只能通过 $h_{t-1}$ 知道过去——过去的一切都得挤进这 64 个数里。
+#
+# 数据和第 01 讲一样：`minigpt` 自带的莎士比亚，按 `minigpt train` 的办法切开；分数也用第 01 讲的那把尺子打，
+# 这样这一讲的 RNN 和第 01 讲数出来的模型可以直接比。训练时每段文本和尺子的窗口一样长。
 
 # %%
-text = load_shakespeare()
-text = text[: 1_000_000] if QUICK else text
-tokenizer = CharTokenizer.from_text(text)  # lecture 01 built this mapping by hand; minigpt has it ready
-data = np.array(tokenizer.encode(text))
-n_train = int(0.9 * len(data))
-train_data, val_data = data[:n_train], data[n_train:]
-V = tokenizer.vocab_size
-print(f"{len(text):,} characters, vocabulary of {V}")
+ys = yardstick.load()
+tokenizer, V = ys.tokenizer, ys.vocab_size  # 第 01 讲手工建的字符表，minigpt 里现成就有
+train_data, val_data = ys.train, ys.val
+SEQ = yardstick.WINDOW  # 训练用的文本段和尺子的窗口一样长
+print(f"训练文本 {len(train_data):,} 个字符，字符表 {V} 个；每段训练文本 {SEQ} 个字符")
 
 
 class CharRNN(nn.Module):
-    """h_t = tanh(x_t W_xh + h_{t-1} W_hh + b); logits_t = h_t W_hy + b_y."""
+    """h_t = tanh(x_t W_xh + h_{t-1} W_hh + b)；logits_t = h_t W_hy + b_y。"""
 
     def __init__(self, vocab, emb, hidden):
         super().__init__()
         self.hidden = hidden
         self.emb = nn.Embedding(vocab, emb)
-        self.W_xh = nn.Linear(emb, hidden)  # input -> hidden (with the bias b)
-        self.W_hh = nn.Linear(hidden, hidden, bias=False)  # hidden -> hidden: the note passed along
+        self.W_xh = nn.Linear(emb, hidden)  # 输入 → 隐藏状态（偏置 b 在这里）
+        self.W_hh = nn.Linear(hidden, hidden, bias=False)  # 隐藏状态 → 隐藏状态：往下传的纸条
         self.head = nn.Linear(hidden, vocab)
 
     def start(self, batch):
         return mg.zeros(batch, self.hidden)
 
-    def step(self, x, h):  # x (B, emb), h (B, hidden) -> the new h
+    def step(self, x, h):  # x (B, emb)，h (B, hidden) → 新的 h
         return (self.W_xh(x) + self.W_hh(h)).tanh()
 
     def run(self, xs):
-        """xs (B, T, emb) -> the hidden states, a list of T tensors (B, hidden), one step per token."""
+        """xs (B, T, emb) → 隐藏状态：T 个 (B, hidden) 张量的列表，每个字符走一步。"""
         h = self.start(xs.shape[0])
         states = []
         for t in range(xs.shape[1]):
@@ -105,7 +107,7 @@ class CharRNN(nn.Module):
     def forward(self, ids, targets=None):
         states = self.run(self.emb(ids))
         logits = self.head(mg.stack(states, axis=1))  # (B, T, vocab)
-        # cross_entropy wants the classes on dim 1 (as PyTorch): one row per position, (B*T, vocab) and (B*T,)
+        # cross_entropy 要求类别在第 1 维（和 PyTorch 一样）：每个位置一行，(B*T, vocab) 和 (B*T,)
         loss = None if targets is None else F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
         return logits, loss
 
@@ -117,43 +119,38 @@ def get_batch(split_data, batch, seq, rng):
     return x, y
 
 
-@mg.no_grad()
-def evaluate(model, split_data, batches=20, seq=64):
-    rng = np.random.default_rng(123)  # the same evaluation windows every time
-    return float(np.mean([model(*get_batch(split_data, 32, seq, rng))[1].item() for _ in range(batches)]))
-
-
-def train(model, steps, lr=3e-3, seq=32, batch=32, seed=0):
+def train(model, steps, lr=3e-3, seq=SEQ, batch=32, seed=0):
+    """训练 `steps` 步；返回每步的训练损失和用掉的墙钟时间（秒）。同一个 seed，同一串训练数据。"""
     optimizer = optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
     rng = np.random.default_rng(seed)
-    losses = []
+    losses, start = [], time.perf_counter()
     for _ in range(steps):
         x, y = get_batch(train_data, batch, seq, rng)
-        # forward
+        # 前向（forward）
         _, loss = model(x, y)
-        # backward
+        # 反向传播（backward）
         optimizer.zero_grad()
         loss.backward()
-        nn.utils.clip_grad_norm_(model.parameters(), 1.0)  # RNN gradients can also explode: cap their norm
-        # update
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)  # RNN 的梯度也可能爆炸：限制它的范数
+        # 更新（update）
         optimizer.step()
         losses.append(loss.item())
-    return losses
+    return losses, time.perf_counter() - start
 
 
 mg.manual_seed(0)
 rnn = CharRNN(V, emb=16, hidden=64)
 rnn_at_init = CharRNN(V, emb=16, hidden=64)
-rnn_at_init.load_state_dict(rnn.state_dict())  # an untrained copy, for section 2
-rnn_steps = 400 if QUICK else 3000
-rnn_losses = train(rnn, rnn_steps)
-val_loss = evaluate(rnn, val_data)
-counts = np.bincount(train_data, minlength=V) + 1
-unigram = counts / counts.sum()
-unigram_loss = float(-(np.bincount(val_data, minlength=V) / len(val_data) * np.log(unigram)).sum())
-print(f"after {rnn_steps} steps: held-out loss {val_loss:.3f} nats/char "
-      f"(letter frequencies alone: {unigram_loss:.3f}; uniform guessing: {math.log(V):.3f})")
-assert val_loss < unigram_loss - (0.5 if QUICK else 0.9)
+rnn_at_init.load_state_dict(rnn.state_dict())  # 留一份没训练过的副本，第 2 节用
+rnn_steps = 300 if QUICK else 1000
+rnn_losses, rnn_seconds = train(rnn, rnn_steps)
+rnn_score = ys.score_logits(rnn)
+unigram = (np.bincount(train_data, minlength=V) + 1) / (len(train_data) + V)  # 只数字母频率
+unigram_score = ys.score_probs(unigram[ys.y])
+print(f"RNN（{rnn.num_parameters():,} 个参数）训练 {rnn_steps} 步，用时 {rnn_seconds:.0f} 秒；"
+      f"尺子上 {rnn_score} 纳特/字符")
+print(f"对比：只数字母频率 {unigram_score.nats:.3f}，瞎猜 {math.log(V):.3f}")
+assert rnn_score.nats < unigram_score.nats - (0.5 if QUICK else 0.9)
 
 # %% [markdown]
 # 它比“只知道字母频率”的猜法好得多——纸条确实带着前文的信息。让它写一段（每一步按预测的概率抽一个字符）：
@@ -177,8 +174,9 @@ def sample(model, prompt, n, seed=0):
 print(sample(rnn, "ROMEO:\n", 300))
 
 # %% [markdown]
-# 像英文，像剧本的格式，但读不通。字符级 RNN 要写出通顺的句子，需要大得多的模型和长得多的训练；
-# 不过更根本的问题在下一节。
+# 像英文，像剧本的格式，但读不通。和第 01 讲数出来的模型比，它的分数还差得远：上一讲最好的计数模型把几十万个
+# 组合的次数都存在表里，而这个 RNN 只有一万来个参数，训练也只有几分钟。（两者在同一把尺子上的分数，第 07 讲画在一起。）
+# 字符级 RNN 要写出通顺的句子，需要大得多的模型和长得多的训练；不过更根本的问题在下一节。
 #
 # ## 2. 纸条上的字迹越来越淡：梯度消失
 #
@@ -193,35 +191,35 @@ print(sample(rnn, "ROMEO:\n", 300))
 
 # %%
 def gradient_by_distance(model, n_back=60, seed=1):
-    """Mean norm of d(u . h_T)/d x_{T-k} for k = 0 .. n_back-1 (u a random vector), on real text."""
+    """k = 0 .. n_back-1 时 d(u · h_T)/d x_{T-k} 的平均范数（u 是随机向量），在真实文本上量。"""
     rng = np.random.default_rng(seed)
     ids, _ = get_batch(val_data, 16, n_back, rng)
     with mg.no_grad():
         xs_value = model.emb(ids).numpy()
-    xs = mg.tensor(xs_value, requires_grad=True)  # the inputs themselves are what we differentiate against
+    xs = mg.tensor(xs_value, requires_grad=True)  # 对输入本身求导
     h_last = model.run(xs)[-1]
     u = mg.tensor(rng.standard_normal(h_last.shape))
     (h_last * u).sum().backward()
     norms = np.linalg.norm(xs.grad.numpy(), axis=-1).mean(axis=0)  # (T,)
-    return norms[::-1]  # index k: k steps before the end
+    return norms[::-1]  # 下标 k：离最后一步 k 步
 
 
 def decay_per_step(norms, lo=1, hi=40):
-    """The fitted slope of log10(norm) against k: how many decades the gradient loses per step."""
+    """log10(范数) 对 k 的拟合斜率：梯度每往回一步丢掉几个数量级。"""
     k = np.arange(lo, hi)
     return float(np.polyfit(k, np.log10(norms[lo:hi]), 1)[0])
 
 
 grad_rnn_init = gradient_by_distance(rnn_at_init)
 grad_rnn = gradient_by_distance(rnn)
-for name, g in [("tanh RNN, untrained", grad_rnn_init), ("tanh RNN, trained", grad_rnn)]:
-    print(f"{name:22s} k=1: {g[1]:.1e}  k=10: {g[10]:.1e}  k=30: {g[30]:.1e}  "
-          f"slope {decay_per_step(g):+.3f} decades/step")
+for name, g in [("tanh RNN，未训练", grad_rnn_init), ("tanh RNN，训练后", grad_rnn)]:
+    print(f"{name:16s} k=1: {g[1]:.1e}  k=10: {g[10]:.1e}  k=30: {g[30]:.1e}  "
+          f"斜率 {decay_per_step(g):+.3f} 个数量级/步")
 
 # %%
 for g in (grad_rnn_init, grad_rnn):
-    assert decay_per_step(g) < -0.05  # geometric decay: a straight falling line on a log scale
-    assert g[30] < 1e-3 * g[1]  # thirty steps back, less than a thousandth of the signal is left
+    assert decay_per_step(g) < -0.05  # 几何衰减：对数坐标下一条下降的直线
+    assert g[30] < 1e-3 * g[1]  # 30 步之前，剩下的信号不到千分之一
 
 # %% [markdown]
 # ## 3. 门控：让纸条“选择性保留”
@@ -232,25 +230,27 @@ for g in (grad_rnn_init, grad_rnn):
 # n = \tanh(x W_{xn} + r \odot (h W_{hn})),\quad h' = (1-z)\odot n + z \odot h$$
 #
 # 关键在最后一项 $z \odot h$：旧纸条可以不经过 tanh 和矩阵乘法，按比例 $z$ 直接抄到下一步，
-# 梯度也沿这条近路往回走。下面用 minigrad 的基本运算写出 GRU 单元（三组权重并成一个矩阵，再切开）。
+# 梯度也沿这条近路往回走。下面用 minigrad 的基本运算写出 GRU 单元（三组权重并成一个矩阵，再切开），
+# 用和 RNN **同样的数据、同样的步数**训练它，再问三个问题：尺子上谁更好？门打开时，梯度能多走多远？
+# 训练好的 GRU 真的把远处的信息留着了吗？
 #
-# **先猜一猜**：同样 64 个数的纸条，GRU 在 30 步处保留的梯度是 tanh RNN 的几倍？它还会按几何级数衰减吗？
+# **先猜一猜**：同样 64 个数的纸条，训练好的 GRU 在 30 步处保留的梯度是训练好的 RNN 的几倍？
 
 # %%
 class GRUCell(nn.Module):
-    """h' = (1 - z) * n + z * h, with reset gate r, update gate z and candidate n."""
+    """h' = (1 - z) * n + z * h；r 是重置门，z 是更新门，n 是候选的新内容。"""
 
     def __init__(self, inp, hidden, update_bias=0.0):
         super().__init__()
         self.hidden = hidden
-        self.x2h = nn.Linear(inp, 3 * hidden)  # [r | z | n] parts for the input
-        self.h2h = nn.Linear(hidden, 3 * hidden)  # [r | z | n] parts for the state
-        # A positive bias on z starts the gate leaning towards "keep the old note".
+        self.x2h = nn.Linear(inp, 3 * hidden)  # 输入的 [r | z | n] 三份
+        self.h2h = nn.Linear(hidden, 3 * hidden)  # 状态的 [r | z | n] 三份
+        # z 的偏置为正：一开始就倾向于“保留旧纸条”。
         self.x2h.bias.data[hidden : 2 * hidden] = update_bias
 
     def forward(self, x, h):
         H = self.hidden
-        a, b = self.x2h(x), self.h2h(h)  # (B, 3H) each
+        a, b = self.x2h(x), self.h2h(h)  # 各 (B, 3H)
         r = (a[:, :H] + b[:, :H]).sigmoid()
         z = (a[:, H : 2 * H] + b[:, H : 2 * H]).sigmoid()
         n = (a[:, 2 * H :] + r * b[:, 2 * H :]).tanh()
@@ -258,7 +258,7 @@ class GRUCell(nn.Module):
 
 
 class CharGRU(CharRNN):
-    """CharRNN with the tanh step replaced by a GRU cell."""
+    """把 CharRNN 的 tanh 一步换成 GRU 单元。"""
 
     def __init__(self, vocab, emb, hidden, update_bias=0.0):
         super().__init__(vocab, emb, hidden)
@@ -269,30 +269,89 @@ class CharGRU(CharRNN):
 
 
 mg.manual_seed(0)
-grad_gru = gradient_by_distance(CharGRU(V, 16, 64))
+gru = CharGRU(V, 16, 64)
+gru_at_init = CharGRU(V, 16, 64)
+gru_at_init.load_state_dict(gru.state_dict())
+gru_losses, gru_seconds = train(gru, rnn_steps)  # 同样的步数、同样的一串训练数据
+gru_score = ys.score_logits(gru)
+gap, gap_err = gru_score.gap(rnn_score)
+print(f"GRU（{gru.num_parameters():,} 个参数）训练 {rnn_steps} 步，用时 {gru_seconds:.0f} 秒；"
+      f"尺子上 {gru_score} 纳特/字符")
+print(f"GRU 比 RNN：{gap:+.3f} ± {gap_err:.3f} 纳特/字符（同一批窗口上逐窗口相减）")
+
+grad_gru_init = gradient_by_distance(gru_at_init)
+grad_gru = gradient_by_distance(gru)
 mg.manual_seed(0)
 grad_gru_keep = gradient_by_distance(CharGRU(V, 16, 64, update_bias=1.0))
-curves = {"tanh RNN (untrained)": grad_rnn_init, "tanh RNN (trained)": grad_rnn,
-          "GRU (untrained)": grad_gru, "GRU, update-gate bias +1 (untrained)": grad_gru_keep}
+curves = {label("tanh RNN（未训练）", "tanh RNN (untrained)"): grad_rnn_init,
+          label("tanh RNN（训练后）", "tanh RNN (trained)"): grad_rnn,
+          label("GRU（未训练）", "GRU (untrained)"): grad_gru_init,
+          label("GRU，更新门偏置 +1（未训练）", "GRU, update-gate bias +1 (untrained)"): grad_gru_keep,
+          label("GRU（训练后）", "GRU (trained)"): grad_gru}
 for name, g in curves.items():
-    print(f"{name:38s} k=30: {g[30]:.1e}   slope {decay_per_step(g):+.3f} decades/step")
+    print(f"{name:24s} k=30: {g[30]:.1e}   斜率 {decay_per_step(g):+.3f} 个数量级/步")
 
 # %%
 fig, ax = plt.subplots(figsize=(8, 4.8))
-for (name, g), style in zip(curves.items(), ["o-", "o--", "s-", "^-"]):
+for (name, g), style in zip(curves.items(), ["o-", "o--", "s-", "^-", "s--"]):
     ax.semilogy(np.arange(len(g)), g, style, ms=3, label=name)
-ax.set_xlabel("k: how many steps back the input is")
-ax.set_ylabel("|| d(output at the end) / d(input k steps back) ||")
-ax.set_title("Vanishing gradients: straight lines on a log scale = geometric decay")
+ax.set_xlabel(label("k：输入在几步之前", "k: how many steps back the input is"))
+ax.set_ylabel(label("|| d(最后的输出) / d(k 步之前的输入) ||", "|| d(output at the end) / d(input k steps back) ||"))
+ax.set_title(label("梯度消失：对数坐标下的直线 = 几何衰减", "Vanishing gradients: straight lines on a log scale"))
 ax.grid(True, which="major", alpha=0.3)
 ax.legend()
 fig.tight_layout()
 show_figure(fig, "02_vanishing_gradients.png")
 
+# %% [markdown]
+# 梯度只是训练信号的大小。模型**实际**用到了多远的前文，可以直接在尺子上量：每个窗口里，
+# 第 $t$ 个位置只能看前 $t$ 个字符，把所有窗口同一位置的损失平均起来，就得到“前文有 $t$ 个字符时猜得多准”。
+# 曲线降得越久，模型用到的前文越远。
+
 # %%
-assert decay_per_step(grad_rnn_init) < decay_per_step(grad_gru) < decay_per_step(grad_gru_keep)  # gates slow it
-assert grad_gru[30] > 100 * grad_rnn_init[30]  # at 30 steps, a GRU keeps over 100x more gradient
-assert decay_per_step(grad_gru_keep) < -0.02  # ... but it still decays geometrically: relief, not a cure
+reach = {"RNN": rnn_score.per_position, "GRU": gru_score.per_position}
+fig, ax = plt.subplots(figsize=(8, 4.2))
+for name, curve in reach.items():
+    ax.plot(np.arange(1, len(curve) + 1), curve, label=name)
+ax.set_xscale("log")
+ax.set_xlabel(label("窗口里已经读过的字符数", "characters read so far in the window"))
+ax.set_ylabel(label("这个位置的平均损失（纳特）", "mean loss at this position (nats)"))
+ax.set_title(label("多读一些前文，猜得多准？（尺子上逐位置平均）", "Loss by position in the window"))
+ax.grid(True, alpha=0.3)
+ax.legend()
+fig.tight_layout()
+show_figure(fig, "02_context_use.png")
+far_gain = {name: float(curve[8:16].mean() - curve[32:].mean()) for name, curve in reach.items()}
+print("读过 9–16 个字符之后，再多读到 33–64 个字符，损失又降了：" +
+      "，".join(f"{name} {g:+.3f} 纳特" for name, g in far_gain.items()))
+
+# %%
+assert gap < -3 * gap_err  # 同样的数据、同样的步数：GRU 在尺子上明显更好
+assert grad_gru_keep[30] > 1e3 * grad_rnn_init[30]  # 门开着时，梯度沿近路多走了好几个数量级……
+for g in (grad_gru_init, grad_gru_keep, grad_gru):
+    assert decay_per_step(g) < -0.02  # ……但每条线仍是几何衰减：缓解，不是根治
+assert grad_gru[30] < 1e-3 * grad_gru[1]  # 训练好的 GRU 也没把 30 步前的信号留住
+assert all(gain < 0.05 for gain in far_gain.values())  # 读过十几个字符之后，两者都几乎不再从更远的前文得益
+
+# %% [markdown]
+# 同样 64 个数的纸条、同样的数据和步数，GRU 在尺子上赢了 RNN（代价是参数多了一倍多、每步慢了一倍多：上面都打印了）。
+# 门的作用在未训练的模型上看得最清楚：把更新门的偏置调成“倾向保留”，30 步处的梯度比 tanh RNN 多出好几个数量级——
+# 近路确实通了。可训练好的 GRU 并没有走这条近路：它在 30 步处的梯度和训练好的 RNN 一样微弱。猜下一个字符主要靠
+# 最近几个字符，模型没有理由把远处的东西留在纸条上——上面第二张图也是这么说的：两个模型读过十几个字符之后，
+# 再往前多读几十个字符，损失几乎不再下降。
+# 而每条线都仍是对数坐标下的直线：几何衰减没有消失，只是变慢了。
+# 只要信息必须一步一步“压缩传递”，距离越远，信号越弱。
+#
+# 两个模型是梯子上的两级，记下来，第 07 讲要用：
+
+# %%
+ladder.record("02", [
+    Rung(key="rnn", name="RNN", lecture="02", size=rnn.num_parameters(), size_kind="parameters",
+         train_seconds=rnn_seconds, score=rnn_score, extra={"steps": rnn_steps, "seq": SEQ, "batch": 32}),
+    Rung(key="gru", name="GRU", lecture="02", size=gru.num_parameters(), size_kind="parameters",
+         train_seconds=gru_seconds, score=gru_score, extra={"steps": rnn_steps, "seq": SEQ, "batch": 32}),
+], ys)
+print("记下了第 02 讲的两级：RNN、GRU")
 
 # %% [markdown]
 # 同样 64 个数的纸条、同样随机初始化，GRU 在 30 步处保留的梯度是 tanh RNN 的上百倍到上千倍；
@@ -312,14 +371,14 @@ assert decay_per_step(grad_gru_keep) < -0.02  # ... but it still decays geometri
 # **先猜一猜**：只靠一个 64 维的总摘要，复述长度 4 的串和长度 16 的串，准确率各是多少？（随机猜是 10%。）
 
 # %%
-K = 10  # symbols 0..9
-BOS = K  # "begin": the decoder's first input
+K = 10  # 符号 0..9
+BOS = K  # “开始”：解码器的第一个输入
 H_S2S = 64
 MAX_LEN = 16
 
 
 class Seq2Seq(nn.Module):
-    """A GRU encoder and a GRU decoder; with `attention`, the decoder also looks back at every encoder state."""
+    """GRU 编码器加 GRU 解码器；`attention` 为真时，解码器每一步还回头看编码器的每个状态。"""
 
     def __init__(self, attention):
         super().__init__()
@@ -327,7 +386,7 @@ class Seq2Seq(nn.Module):
         self.emb = nn.Embedding(K + 1, 16)
         self.encoder = GRUCell(16, H_S2S)
         self.decoder = GRUCell(16, H_S2S)
-        self.W_a = nn.Linear(H_S2S, H_S2S, bias=False)  # the decoder state -> a query for the encoder states
+        self.W_a = nn.Linear(H_S2S, H_S2S, bias=False)  # 解码器状态 → 去查编码器状态的 query
         self.out = nn.Linear(2 * H_S2S if attention else H_S2S, K)
 
     def encode(self, src):
@@ -337,15 +396,15 @@ class Seq2Seq(nn.Module):
         for t in range(src.shape[1]):
             h = self.encoder(e[:, t], h)
             states.append(h)
-        return h, mg.stack(states, axis=1)  # the summary (B, H), and every state (B, L, H)
+        return h, mg.stack(states, axis=1)  # 总摘要 (B, H)，和每一步的状态 (B, L, H)
 
     def decode_step(self, token, h, enc):
         h = self.decoder(self.emb(token), h)
         if not self.attention:
-            return self.out(h), h, None  # everything must come from h, and h started as the summary
-        scores = (enc @ self.W_a(h)[:, :, None])[:, :, 0]  # (B, L): how well each source position matches
-        weights = scores.softmax(axis=-1)  # (B, L), sums to 1
-        context = (weights[:, None, :] @ enc)[:, 0]  # (B, H): the weighted mix of encoder states
+            return self.out(h), h, None  # 一切都只能来自 h，而 h 从总摘要出发
+        scores = (enc @ self.W_a(h)[:, :, None])[:, :, 0]  # (B, L)：原序列每个位置有多匹配
+        weights = scores.softmax(axis=-1)  # (B, L)，和为 1
+        context = (weights[:, None, :] @ enc)[:, 0]  # (B, H)：编码器状态的加权混合
         return self.out(mg.concat([h, context], axis=1)), h, weights
 
     def forward(self, src, dec_in):
@@ -358,7 +417,7 @@ class Seq2Seq(nn.Module):
 
     @mg.no_grad()
     def generate(self, src):
-        """Greedy decoding: each step is fed the decoder's own previous answer."""
+        """贪心解码：每一步的输入是解码器自己上一步的答案。"""
         h, enc = self.encode(src)
         token = np.full(src.shape[0], BOS)
         outputs, alignment = [], []
@@ -372,7 +431,7 @@ class Seq2Seq(nn.Module):
 
 def copy_batch(rng, batch, length):
     src = rng.integers(0, K, (batch, length))
-    dec_in = np.concatenate([np.full((batch, 1), BOS), src[:, :-1]], axis=1)  # the answer, shifted right
+    dec_in = np.concatenate([np.full((batch, 1), BOS), src[:, :-1]], axis=1)  # 答案右移一位
     return src, dec_in, src
 
 
@@ -382,27 +441,27 @@ def train_seq2seq(attention, steps):
     optimizer = optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.0)
     rng = np.random.default_rng(0)
     for _ in range(steps):
-        length = int(rng.integers(2, MAX_LEN + 1))  # one length per batch: no padding needed
+        length = int(rng.integers(2, MAX_LEN + 1))  # 每批一个长度：不用补齐
         src, dec_in, target = copy_batch(rng, 64, length)
-        # forward
+        # 前向（forward）
         logits = model(src, dec_in)  # (B, L, K)
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1))
-        # backward
+        # 反向传播（backward）
         optimizer.zero_grad()
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        # update
+        # 更新（update）
         optimizer.step()
     return model
 
 
 def accuracy_by_length(model, lengths, n=300):
-    rng = np.random.default_rng(123)  # the same test sequences for both models
+    rng = np.random.default_rng(123)  # 两个模型考同一批序列
     accuracies = []
     for length in lengths:
         src, _, target = copy_batch(rng, n, length)
         prediction, _ = model.generate(src)
-        accuracies.append(float((prediction == target).mean()))  # the fraction of symbols right
+        accuracies.append(float((prediction == target).mean()))  # 复述对的符号占多少
     return accuracies
 
 
@@ -410,12 +469,12 @@ s2s_steps = 300 if QUICK else 1500
 test_lengths = [4, 8, 12, 16]
 plain = train_seq2seq(attention=False, steps=s2s_steps)
 acc_plain = accuracy_by_length(plain, test_lengths)
-print("without attention:", {L: round(a, 3) for L, a in zip(test_lengths, acc_plain)})
+print("不带 attention：", {L: round(a, 3) for L, a in zip(test_lengths, acc_plain)})
 
 # %%
-assert acc_plain[0] > (0.8 if QUICK else 0.9)  # short sequences fit in the summary
-assert acc_plain[-1] < acc_plain[0] - 0.4  # long ones do not: accuracy falls as the sequence grows
-assert all(a >= b - 0.02 for a, b in zip(acc_plain, acc_plain[1:]))  # and it falls steadily
+assert acc_plain[0] > (0.8 if QUICK else 0.9)  # 短序列装得进总摘要
+assert acc_plain[-1] < acc_plain[0] - 0.4  # 长的装不下：序列越长准确率越低
+assert all(a >= b - 0.02 for a, b in zip(acc_plain, acc_plain[1:]))  # 而且一路下降
 
 # %% [markdown]
 # 短序列几乎全对，长序列错一大半（随机猜是 10%）。64 个数的“总行李箱”装 4 个符号绰绰有余，
@@ -434,27 +493,29 @@ assert all(a >= b - 0.02 for a, b in zip(acc_plain, acc_plain[1:]))  # and it fa
 # %%
 attn = train_seq2seq(attention=True, steps=s2s_steps)
 acc_attn = accuracy_by_length(attn, test_lengths)
-print("without attention:", {L: round(a, 3) for L, a in zip(test_lengths, acc_plain)})
-print("with attention:   ", {L: round(a, 3) for L, a in zip(test_lengths, acc_attn)})
+print("不带 attention：", {L: round(a, 3) for L, a in zip(test_lengths, acc_plain)})
+print("带 attention：  ", {L: round(a, 3) for L, a in zip(test_lengths, acc_attn)})
 
 fig, ax = plt.subplots(figsize=(7, 4.5))
-ax.plot(test_lengths, acc_plain, "o-", label="encoder-decoder, one summary vector")
-ax.plot(test_lengths, acc_attn, "s-", label="+ attention over the encoder states")
-ax.axhline(1 / K, color="gray", ls=":", label="random guessing")
-ax.set_xlabel("sequence length")
-ax.set_ylabel("symbols copied correctly")
+ax.plot(test_lengths, acc_plain, "o-", label=label("编码器-解码器，一个总摘要", "encoder-decoder, one summary vector"))
+ax.plot(test_lengths, acc_attn, "s-",
+        label=label("+ 对编码器各状态的 attention", "+ attention over the encoder states"))
+ax.axhline(1 / K, color="gray", ls=":", label=label("随机猜", "random guessing"))
+ax.set_xlabel(label("序列长度", "sequence length"))
+ax.set_ylabel(label("复述对的符号比例", "symbols copied correctly"))
 ax.set_ylim(0, 1.05)
 ax.set_xticks(test_lengths)
-ax.set_title(f"Copying a sequence (trained {s2s_steps} steps on lengths 2-{MAX_LEN})")
+ax.set_title(label(f"复述一串符号（在长度 2–{MAX_LEN} 上训练 {s2s_steps} 步）",
+                   f"Copying a sequence (trained {s2s_steps} steps on lengths 2-{MAX_LEN})"))
 ax.grid(True, alpha=0.3)
 ax.legend()
 fig.tight_layout()
 show_figure(fig, "02_seq2seq_accuracy.png")
 
 # %%
-assert acc_attn[-1] > (0.8 if QUICK else 0.9)  # attention keeps long sequences right ...
-assert acc_attn[-1] > acc_plain[-1] + 0.4  # ... far better than one summary vector
-assert all(a >= p - 0.02 for a, p in zip(acc_attn, acc_plain))  # and never worse
+assert acc_attn[-1] > (0.8 if QUICK else 0.9)  # attention 让长序列也复述得对……
+assert acc_attn[-1] > acc_plain[-1] + 0.4  # ……远好于一个总摘要
+assert all(a >= p - 0.02 for a, p in zip(acc_attn, acc_plain))  # 而且从不更差
 
 # %% [markdown]
 # ### 对齐：解码器在看哪里
@@ -469,29 +530,29 @@ assert all(a >= p - 0.02 for a, p in zip(acc_attn, acc_plain))  # and never wors
 rng_show = np.random.default_rng(7)
 src_show, _, _ = copy_batch(rng_show, 1, 12)
 pred_show, alignment = attn.generate(src_show)
-A = np.stack([w[0] for w in alignment])  # (decoder step, source position)
-print("source: ", " ".join(map(str, src_show[0])))
-print("output: ", " ".join(map(str, pred_show[0])))
+A = np.stack([w[0] for w in alignment])  # (解码器的步, 原序列的位置)
+print("原序列：", " ".join(map(str, src_show[0])))
+print("复述：  ", " ".join(map(str, pred_show[0])))
 
 labels = [str(s) for s in src_show[0]]
 fig, ax = plt.subplots(figsize=(6, 5.2))
 im = ax.imshow(A, cmap="Blues", vmin=0, vmax=1)
 ax.set_xticks(range(12), [f"{j}\n{s}" for j, s in enumerate(labels)])
 ax.set_yticks(range(12), [f"{i}: {p}" for i, p in enumerate(pred_show[0])])
-ax.set_xlabel("source position j (and its symbol)")
-ax.set_ylabel("decoder step i: symbol written")
-ax.set_title("Attention weights while copying")
-fig.colorbar(im, ax=ax, fraction=0.046, label="weight")
+ax.set_xlabel(label("原序列的位置 j（和那里的符号）", "source position j (and its symbol)"))
+ax.set_ylabel(label("解码器第 i 步：写出的符号", "decoder step i: symbol written"))
+ax.set_title(label("复述时的 attention 权重", "Attention weights while copying"))
+fig.colorbar(im, ax=ax, fraction=0.046, label=label("权重", "weight"))
 fig.tight_layout()
 show_figure(fig, "02_alignment.png")
 
-# On many test sequences: how often is the largest weight on the position being copied?
+# 在许多测试序列上：最大的权重有多常落在正在复述的那个位置上？
 rng_align = np.random.default_rng(8)
 src_many, _, _ = copy_batch(rng_align, 200, 12)
 _, alignment_many = attn.generate(src_many)
-A_many = np.stack(alignment_many, axis=1)  # (N, decoder step, source position)
+A_many = np.stack(alignment_many, axis=1)  # (N, 解码器的步, 原序列的位置)
 on_diagonal = float((A_many.argmax(axis=-1) == np.arange(12)).mean())
-print(f"the largest weight sits on the position being copied in {on_diagonal:.0%} of the steps")
+print(f"{on_diagonal:.0%} 的步里，最大的权重落在正在复述的那个位置上")
 assert on_diagonal > (0.8 if QUICK else 0.9)
 
 # %% [markdown]

@@ -11,7 +11,7 @@
 # ---
 
 # %% [markdown]
-# # 03 Attention 独立：QKV 与 Self-Attention
+# # 03 Attention 独立：QKV 与自注意力（Self-Attention）
 #
 # 上一讲里，Attention 是 RNN 解码器的“助手”：解码器每写一个词，回头对编码器的状态加权求和。
 # 这一讲把它单独拿出来，回答三个问题：
@@ -21,25 +21,26 @@
 # 实验清单：
 #
 # 1. 只用 minigrad 的基本运算写出 attention，与库里的 `F.scaled_dot_product_attention` 逐位比对（前向和梯度）；
-# 2. 让 Q、K、V 由可学习的线性变换产生，在一个“代词找名词”的小任务上训练一层 self-attention，
+# 2. 让 Q、K、V 由可学习的线性变换产生，在一个“代词找名词”的小任务上训练一层自注意力，
 #    看“它”是不是学会了盯住“猫”；
 # 3. 去掉 $1/\sqrt{d_k}$ 会怎样：softmax 饱和，梯度消失；
 # 4. 代价：分数矩阵随长度平方增长；
-# 5. 好处：整句一次矩阵乘法，而 RNN 必须一步一步走；
-# 6. 预告第六讲：因果 mask 挡住“未来”。
+# 5. 好处：整句一次矩阵乘法，而 RNN 必须一步一步走——量一量训练一步的时间随长度怎么变；
+# 6. 预告第六讲：因果遮罩挡住“未来”；
+# 7. 只用注意力的语言模型和第 02 讲的 RNN 比一比：参数一样多、训练一样久，谁在尺子上猜得更准？
 #
 # 运行：`python tutorials/03_self_attention.py`（`TUTORIAL_QUICK=1` 跑快速版）。图片写到当前目录的 `figures/`。
 
 # %% [markdown]
 # **学完这一讲，你能**：只用矩阵乘法和 softmax 写出缩放点积注意力，并证明它和库里的版本一致；
-# 说清 Q、K、V 各自的角色；解释 $1/\sqrt{d_k}$ 和因果 mask 各防住了什么；
-# 量出 attention 的代价（$T^2$）和好处（不必逐步计算）。
+# 说清 Q、K、V 各自的角色；解释 $1/\sqrt{d_k}$ 和因果遮罩各防住了什么；
+# 量出 attention 的代价（$T^2$）和好处（不必逐步计算），并说出“只用注意力”在小尺度上的短处。
 #
 # **用时**（在 2 核 CPU 上实测的 CPU 时间；机器忙时墙钟时间更长）：
-# 运行本讲，快速版约 5 秒，完整版约 10 秒；最后有 5 道练习。
+# 运行本讲，快速版约 40 秒，完整版约 1 分钟（单独运行时，还要先把第 02 讲运行一遍）；最后有 5 道练习。
 
 # %%
-from tutorials.course import CJK, QUICK, show_figure  # first: it limits BLAS threads before NumPy loads
+from tutorials.course import CJK, QUICK, label, show_figure  # 最先导入：它要在 NumPy 载入前限定 BLAS 线程数
 
 # isort: split
 import math
@@ -51,7 +52,10 @@ import numpy as np
 
 import minigrad as mg
 import minigrad.functional as F
+from minigpt.data import get_batch
 from minigrad import nn, optim
+from tutorials import ladder, yardstick
+from tutorials.ladder import Rung
 
 mg.manual_seed(0)
 rng = np.random.default_rng(0)
@@ -69,22 +73,22 @@ rng = np.random.default_rng(0)
 
 # %%
 def softmax_by_hand(s):
-    s = s - s.amax(dim=-1, keepdim=True).detach()  # shift for stability; softmax(s - c) == softmax(s)
+    s = s - s.amax(dim=-1, keepdim=True).detach()  # 为了数值稳定先平移；softmax(s - c) == softmax(s)
     e = s.exp()
     return e / e.sum(dim=-1, keepdim=True)
 
 
 def attention_by_hand(q, k, v, scale=True, causal=False):
-    """softmax(q k^T / sqrt(d)) v from primitive ops. q, k, v: (B, T, d)."""
+    """只用基本运算算 softmax(q k^T / sqrt(d)) v。q、k、v：(B, T, d)。"""
     d = q.shape[-1]
-    scores = q @ k.transpose(-2, -1)  # (B, T, T): every query against every key (k^T: its last two dims swapped)
+    scores = q @ k.transpose(-2, -1)  # (B, T, T)：每个 query 对每个 key（k^T：交换最后两维）
     if scale:
         scores = scores / math.sqrt(d)
     if causal:
         T = q.shape[-2]
-        future = np.triu(np.ones((T, T), dtype=bool), k=1)  # True above the diagonal: keys after the query
+        future = np.triu(np.ones((T, T), dtype=bool), k=1)  # 对角线以上为 True：在 query 之后的 key
         scores = scores.masked_fill(future, -np.inf)
-    p = softmax_by_hand(scores)  # (B, T, T): each row sums to 1
+    p = softmax_by_hand(scores)  # (B, T, T)：每行和为 1
     return p @ v  # (B, T, d)
 
 
@@ -99,13 +103,13 @@ for name, fn in [("by hand", attention_by_hand), ("F.sdpa", F.scaled_dot_product
     y.backward(upstream)
     results[name] = [y.numpy(), q.grad.numpy(), k.grad.numpy(), v.grad.numpy()]
 
-for label, a, b in zip(["output", "dq", "dk", "dv"], results["by hand"], results["F.sdpa"]):
-    print(f"{label:6s} max |by hand - F.sdpa| = {np.abs(a - b).max():.2e}")
-    assert np.allclose(a, b, atol=1e-12, rtol=1e-10), label
+for name, a, b in zip(["输出", "dq", "dk", "dv"], results["by hand"], results["F.sdpa"]):
+    print(f"{name:4s} max |手写 - F.sdpa| = {np.abs(a - b).max():.2e}")
+    assert np.allclose(a, b, atol=1e-12, rtol=1e-10), name
 
 qs, ks, vs = (mg.tensor(a, requires_grad=True, dtype="float64") for a in (q0, k0, v0))
 assert mg.gradcheck(attention_by_hand, [qs, ks, vs])
-print("gradcheck passed for attention_by_hand")
+print("attention_by_hand 通过了 gradcheck")
 
 # %% [markdown]
 # 两者在 float64 下相差不到 $10^{-12}$。库里的版本把 softmax 的反向传播推导成一个公式（见
@@ -114,7 +118,7 @@ print("gradcheck passed for attention_by_hand")
 #
 # ## 2. Q、K、V 从哪来：一个“代词找名词”的小任务
 #
-# Self-attention 里，Q、K、V 都来自同一句话的词向量 $X$，各乘一个可学习的矩阵：
+# 自注意力（self-attention）里，Q、K、V 都来自同一句话的词向量 $X$，各乘一个可学习的矩阵：
 # $Q = XW_q,\ K = XW_k,\ V = XW_v$。同一个词，可以凭 key 里的某个特征“被选中”，交出的却是 value 里的另一个特征。
 #
 # 我们造一个小语言。每句话有两个名词、一个代词，形如：
@@ -134,7 +138,7 @@ print("gradcheck passed for attention_by_hand")
 # 注意力却没有“看向”正确的名词。为了让实验真正检验 attention 的选择能力，我们只允许代词看句中的名词
 # （告诉模型哪些词是名词，就像给了它词性标注，但不告诉它哪个是答案）。这样输出只能是两个名词 value 的加权和：
 # 权重一半一半，模型就分不清；想答对，代词的 query 必须学会和正确名词的 key 对上。
-# 这种“只许看某些位置”的遮挡叫作 mask，第 6 节还会用到它。
+# 这种“只许看某些位置”的遮挡叫作遮罩（mask），第 6 节还会用到它。
 #
 # **先猜一猜**：只训练几百步，在没见过的句子上，代词放在正确名词上的注意力权重会有多大？0.6？0.9？接近 1？
 
@@ -142,7 +146,7 @@ print("gradcheck passed for attention_by_hand")
 MALE = ["小明", "爸爸", "哥哥", "爷爷"]
 FEMALE = ["小红", "妈妈", "姐姐", "奶奶"]
 ANIMAL = ["猫", "狗", "小鸟", "马"]
-THING = ["马路", "桌子", "小河", "大门"]  # cannot be tired: never the answer
+THING = ["马路", "桌子", "小河", "大门"]  # 不会“累”：永远不是答案
 PRONOUN = {"他": MALE, "她": FEMALE, "它": ANIMAL}
 VERBS = ["过", "追", "等", "理"]
 CATEGORIES = [MALE, FEMALE, ANIMAL, THING]
@@ -150,10 +154,10 @@ CATEGORIES = [MALE, FEMALE, ANIMAL, THING]
 words = MALE + FEMALE + ANIMAL + THING + list(PRONOUN) + VERBS + ["没", "因为", "太", "累", "了"]
 stoi = {w: i for i, w in enumerate(words)}
 NOUN_IDS = [stoi[w] for w in MALE + FEMALE + ANIMAL + THING]
-SEQ = 9  # N1 没 V N2 因为 PRON 太 累 了
+SEQ = 9  # 名词1 没 动词 名词2 因为 代词 太 累 了
 PRON_POS = 5
 
-# Every sentence of the little language: (pronoun, referent, distractor, verb, referent first?).
+# 小语言里的每一句话：（代词，所指，干扰名词，动词，所指在前吗？）。
 all_sentences = []
 for pron, cat in PRONOUN.items():
     for ref in cat:
@@ -169,8 +173,8 @@ order = rng.permutation(len(all_sentences))
 n_test = len(all_sentences) // 5
 test_set = [all_sentences[i] for i in order[:n_test]]
 train_set = [all_sentences[i] for i in order[n_test:]]
-print(f"{len(all_sentences)} sentences: {len(train_set)} to train on, {len(test_set)} held out")
-print("for example:", " ".join(train_set[0][0]), "->", train_set[0][1])
+print(f"共 {len(all_sentences)} 句：{len(train_set)} 句训练，{len(test_set)} 句做验证")
+print("例如：", " ".join(train_set[0][0]), "→", train_set[0][1])
 
 
 def encode(batch):
@@ -181,7 +185,7 @@ def encode(batch):
 
 # %%
 class PronounAttention(nn.Module):
-    """Token + position embeddings -> one self-attention layer (no residual) -> read out at the pronoun."""
+    """词向量 + 位置向量 → 一层自注意力（没有残差）→ 在代词的位置读出答案。"""
 
     def __init__(self, vocab, seq, d):
         super().__init__()
@@ -194,13 +198,13 @@ class PronounAttention(nn.Module):
 
     def forward(self, ids):
         x = self.tok(ids) + self.pos(np.arange(ids.shape[1]))  # (B, T, d)
-        q, k, v = self.query(x), self.key(x), self.value(x)  # (B, T, d) each
+        q, k, v = self.query(x), self.key(x), self.value(x)  # 各 (B, T, d)
         scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, T, T)
-        not_noun = ~np.isin(ids, NOUN_IDS)[:, None, :]  # (B, 1, T): keys that may not be looked at
+        not_noun = ~np.isin(ids, NOUN_IDS)[:, None, :]  # (B, 1, T)：不许看的 key
         scores = scores.masked_fill(not_noun, -np.inf)
         p = scores.softmax(axis=-1)  # (B, T, T)
         y = p @ v  # (B, T, d)
-        logits = self.head(y[:, PRON_POS])  # (B, vocab): which word does the pronoun point to?
+        logits = self.head(y[:, PRON_POS])  # (B, vocab)：代词指的是哪个词？
         return logits, p
 
 
@@ -213,33 +217,33 @@ losses = []
 for step in range(steps):
     batch = [train_set[i] for i in batch_rng.integers(0, len(train_set), 64)]
     ids, targets = encode(batch)
-    # forward
+    # 前向（forward）
     logits, _ = model(ids)
     loss = F.cross_entropy(logits, targets)
-    # backward
+    # 反向传播（backward）
     optimizer.zero_grad()
     loss.backward()
-    # update
+    # 更新（update）
     optimizer.step()
     losses.append(loss.item())
     if step % 100 == 0 or step == steps - 1:
-        print(f"step {step:4d}  loss {loss.item():.4f}")
+        print(f"第 {step:4d} 步  损失 {loss.item():.4f}")
 
 # %%
 with mg.no_grad():
     ids, targets = encode(test_set)
     logits, p = model(ids)
 accuracy = float((logits.numpy().argmax(-1) == targets).mean())
-pron_row = p.numpy()[:, PRON_POS, :]  # (N, T): where each pronoun looks
+pron_row = p.numpy()[:, PRON_POS, :]  # (N, T)：每个代词在看哪里
 ref_pos = np.array([sentence.index(ref) for sentence, ref in test_set])
 dis_pos = np.where(ref_pos == 0, 3, 0)
 w_ref = pron_row[np.arange(len(test_set)), ref_pos]
 w_dis = pron_row[np.arange(len(test_set)), dis_pos]
-print(f"held-out accuracy: {accuracy:.3f}")
-print(f"attention from the pronoun: on the right noun {w_ref.mean():.3f}, on the other noun {w_dis.mean():.3f}")
+print(f"验证句子上的正确率：{accuracy:.3f}")
+print(f"代词的注意力：在正确的名词上 {w_ref.mean():.3f}，在另一个名词上 {w_dis.mean():.3f}")
 assert accuracy > (0.9 if QUICK else 0.97)
-assert w_ref.mean() > (0.9 if QUICK else 0.95)  # the pronoun looks at the right noun ...
-assert (w_ref > 0.5).mean() > (0.95 if QUICK else 0.98)  # ... in (almost) every held-out sentence
+assert w_ref.mean() > (0.9 if QUICK else 0.95)  # 代词看着正确的名词……
+assert (w_ref > 0.5).mean() > (0.95 if QUICK else 0.98)  # ……几乎每一句验证句子都是
 
 # %% [markdown]
 # 模型从没被告知“它 = 动物”。它只看到“答对了”或“答错了”，反向传播就把 $W_q$、$W_k$ 调成了这样：
@@ -254,11 +258,13 @@ GLOSS = {"小明": "Xiaoming", "爸爸": "dad", "哥哥": "brother", "爷爷": "
          "因为": "because", "太": "too", "累": "tired", "了": "(le)"}
 
 
-if CJK:
-    label = lambda w: w
-else:
-    print("note: no Chinese font found (try `apt-get install fonts-noto-cjk`); labels are English glosses")
-    label = lambda w: GLOSS[w]
+def word(w):
+    """图上的词：有中文字体时写汉字，没有时写英文释义。"""
+    return w if CJK else GLOSS[w]
+
+
+if not CJK:
+    print("提示：没有找到中文字体（试试 `apt-get install fonts-noto-cjk`），图上的词用英文释义")
 
 
 def attention_of(sentence):
@@ -269,17 +275,17 @@ def attention_of(sentence):
 
 example = "猫 没 过 马路 因为 它 太 累 了".split()
 P = attention_of(example)
-print("attention of 它 over the sentence:", {w: round(float(x), 3) for w, x in zip(example, P[PRON_POS])})
+print("“它”对整句的注意力：", {w: round(float(x), 3) for w, x in zip(example, P[PRON_POS])})
 assert P[PRON_POS, example.index("猫")] > 0.5
 
 fig, axes = plt.subplots(1, 2, figsize=(13, 5.2), gridspec_kw={"width_ratios": [1, 1.25]})
 ax = axes[0]
 im = ax.imshow(P, cmap="Blues", vmin=0, vmax=1)
-ax.set_xticks(range(SEQ), [label(w) for w in example], rotation=45 if not CJK else 0)
-ax.set_yticks(range(SEQ), [label(w) for w in example])
-ax.set_xlabel("key (被看的词)" if CJK else "key")
-ax.set_ylabel("query (在看的词)" if CJK else "query")
-ax.set_title("整句的 attention（只有代词那一行被训练）" if CJK else "attention (only the pronoun row is trained)")
+ax.set_xticks(range(SEQ), [word(w) for w in example], rotation=45 if not CJK else 0)
+ax.set_yticks(range(SEQ), [word(w) for w in example])
+ax.set_xlabel(label("key（被看的词）", "key"))
+ax.set_ylabel(label("query（在看的词）", "query"))
+ax.set_title(label("整句的 attention（只有代词那一行被训练）", "attention (only the pronoun row is trained)"))
 ax.add_patch(plt.Rectangle((-0.5, PRON_POS - 0.5), SEQ, 1, fill=False, ec="crimson", lw=2))
 fig.colorbar(im, ax=ax, fraction=0.046)
 
@@ -291,12 +297,12 @@ ax = axes[1]
 ax.imshow(rows, cmap="Blues", vmin=0, vmax=1, aspect="auto")
 for i, sentence in enumerate(examples):
     for j, w in enumerate(sentence):
-        ax.text(j, i, f"{label(w)}\n{rows[i, j]:.2f}", ha="center", va="center", fontsize=9,
+        ax.text(j, i, f"{word(w)}\n{rows[i, j]:.2f}", ha="center", va="center", fontsize=9,
                 color="white" if rows[i, j] > 0.6 else "black")
 ax.set_xticks([])
-ax.set_yticks(range(len(examples)), [f"{label(s[PRON_POS])}" for s in examples])
-ax.set_ylabel("代词" if CJK else "pronoun", labelpad=10)
-ax.set_title("六句话里代词那一行：它在看谁？" if CJK else "the pronoun's row in six sentences")
+ax.set_yticks(range(len(examples)), [f"{word(s[PRON_POS])}" for s in examples])
+ax.set_ylabel(label("代词", "pronoun"), labelpad=10)
+ax.set_title(label("六句话里代词那一行：它在看谁？", "the pronoun's row in six sentences"))
 fig.tight_layout()
 show_figure(fig, "03_pronoun_attention.png")
 
@@ -329,7 +335,7 @@ scale_stats = {True: {"entropy": [], "grad": []}, False: {"entropy": [], "grad":
 for d_k in dims:
     qd = rng.standard_normal((1, n_queries, d_k))
     kd = rng.standard_normal((1, n_keys, d_k))
-    up = rng.standard_normal((1, n_queries, n_keys))  # a random dL/dp, the same size at every d_k
+    up = rng.standard_normal((1, n_queries, n_keys))  # 随机的 dL/dp，每个 d_k 下大小都一样
     for scaled in (True, False):
         scores = mg.tensor(qd @ kd.transpose(0, 2, 1) / (math.sqrt(d_k) if scaled else 1.0),
                            requires_grad=True, dtype="float64")
@@ -340,20 +346,21 @@ for d_k in dims:
         scale_stats[scaled]["entropy"].append(entropy)
         scale_stats[scaled]["grad"].append(float(np.abs(scores.grad.numpy()).mean()))
 
-print(f"{'d_k':>6s} {'entropy scaled':>15s} {'entropy raw':>12s} {'|grad| scaled':>14s} {'|grad| raw':>11s}")
+print(f"{'d_k':>6s} {'熵（缩放）':>10s} {'熵（不缩放）':>9s} {'|梯度|（缩放）':>11s} {'|梯度|（不缩放）':>10s}")
 for i, d_k in enumerate(dims):
     print(f"{d_k:6d} {scale_stats[True]['entropy'][i]:15.3f} {scale_stats[False]['entropy'][i]:12.3f} "
           f"{scale_stats[True]['grad'][i]:14.2e} {scale_stats[False]['grad'][i]:11.2e}")
-print(f"(uniform over {n_keys} keys would have entropy ln {n_keys} = {math.log(n_keys):.3f})")
+print(f"（{n_keys} 个 key 上的均匀分布，熵是 ln {n_keys} = {math.log(n_keys):.3f}）")
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-for scaled, style, name in [(True, "o-", "scaled: QK^T / sqrt(d_k)"), (False, "s--", "unscaled: QK^T")]:
+for scaled, style, name in [(True, "o-", label("缩放：QK^T / √d_k", "scaled: QK^T / sqrt(d_k)")),
+                            (False, "s--", label("不缩放：QK^T", "unscaled: QK^T"))]:
     axes[0].semilogx(dims, scale_stats[scaled]["entropy"], style, label=name, base=2)
     axes[1].loglog(dims, scale_stats[scaled]["grad"], style, label=name, base=2)
-axes[0].axhline(math.log(n_keys), color="gray", lw=0.8, ls=":", label="uniform (ln 16)")
-axes[0].set_title("softmax entropy (lower = more one-hot)")
-axes[1].set_title("mean |dL/d score|")
+axes[0].axhline(math.log(n_keys), color="gray", lw=0.8, ls=":", label=label("均匀分布（ln 16）", "uniform (ln 16)"))
+axes[0].set_title(label("softmax 的熵（越低越接近 one-hot）", "softmax entropy (lower = more one-hot)"))
+axes[1].set_title(label("|dL/d 分数| 的平均", "mean |dL/d score|"))
 for ax in axes:
     ax.set_xlabel("d_k")
     ax.grid(True, alpha=0.3)
@@ -364,11 +371,11 @@ show_figure(fig, "03_scale.png")
 # %%
 ent_s, ent_r = scale_stats[True]["entropy"], scale_stats[False]["entropy"]
 grad_s, grad_r = scale_stats[True]["grad"], scale_stats[False]["grad"]
-assert max(ent_s) - min(ent_s) < 0.5  # with the scale the distribution keeps its shape at every d_k
-assert all(a > b for a, b in zip(ent_r, ent_r[1:]))  # without it, it sharpens as d_k grows ...
-assert ent_r[-1] < 0.1 * ent_s[-1]  # ... until it is nearly one-hot
-assert all(a > b for a, b in zip(grad_r, grad_r[1:]))  # and the gradient through softmax shrinks ...
-assert grad_r[-1] < 0.1 * grad_s[-1]  # ... to less than a tenth of the scaled one
+assert max(ent_s) - min(ent_s) < 0.5  # 有缩放时，各个 d_k 下分布的形状不变
+assert all(a > b for a, b in zip(ent_r, ent_r[1:]))  # 没有缩放，d_k 越大分布越尖……
+assert ent_r[-1] < 0.1 * ent_s[-1]  # ……直到几乎是 one-hot
+assert all(a > b for a, b in zip(grad_r, grad_r[1:]))  # 穿过 softmax 的梯度也越来越小……
+assert grad_r[-1] < 0.1 * grad_s[-1]  # ……不到有缩放时的十分之一
 
 # %% [markdown]
 # 有缩放时，熵在各个维度下几乎不变；没缩放时，$d_k = 1024$ 的分布几乎是 one-hot，
@@ -378,14 +385,15 @@ assert grad_r[-1] < 0.1 * grad_s[-1]  # ... to less than a tenth of the scaled o
 #
 # 每个 query 都要和每个 key 比一次，分数矩阵是 $T\times T$。长度翻倍，分数矩阵的元素数、乘法次数
 # （约 $2\cdot 2T^2d$：一次 $QK^\top$，一次乘 $V$）和内存都变成 4 倍。
-# 内存用 `tracemalloc` 测（NumPy 的数组分配会报告给它），时间只作参考——计时受机器负载影响，不作断言。
+# 内存用 `tracemalloc` 测（NumPy 的数组分配会报告给它），拟合出“内存 ∝ $T^{\,p}$”里的指数 $p$；
+# 时间只作参考——计时受机器负载影响，不作断言。
 #
 # **先猜一猜**：长度从 512 翻倍到 1024，一次 attention 的峰值内存变成原来的几倍？
 
 # %%
 lengths = [128, 256, 512, 1024] if QUICK else [128, 256, 512, 1024, 2048]
 d_model = 64
-peak_mib, seconds, flops = [], [], []
+peak_mib, seconds = [], []
 for n in lengths:
     qn, kn, vn = (mg.tensor(rng.standard_normal((1, n, d_model))) for _ in range(3))
     with mg.no_grad():
@@ -400,21 +408,22 @@ for n in lengths:
             best = min(best, time.perf_counter() - t0)
     peak_mib.append(peak / 2**20)
     seconds.append(best)
-    flops.append(4 * n * n * d_model)
-    print(f"T={n:5d}  scores {f'{n}x{n}':>9s} = {n * n:>9,d} numbers   peak memory {peak / 2**20:6.2f} MiB   "
-          f"~{4 * n * n * d_model / 1e6:8.1f} MFLOP   {best * 1e3:7.2f} ms")
+    print(f"T={n:5d}  分数矩阵 {f'{n}x{n}':>9s} = {n * n:>9,d} 个数   峰值内存 {peak / 2**20:6.2f} MiB   "
+          f"约 {4 * n * n * d_model / 1e6:8.1f} MFLOP   {best * 1e3:7.2f} ms")
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(11, 4))
 ref = np.array(lengths, dtype=float)
-axes[0].loglog(lengths, peak_mib, "o-", base=2, label="measured peak memory")
+axes[0].loglog(lengths, peak_mib, "o-", base=2, label=label("实测峰值内存", "measured peak memory"))
 axes[0].loglog(lengths, peak_mib[-1] * (ref / ref[-1]) ** 2, ":", color="gray", base=2, label="∝ T²")
 axes[0].set_ylabel("MiB")
-axes[1].loglog(lengths, np.array(seconds) * 1e3, "o-", base=2, label="measured time (information only)")
+axes[1].loglog(lengths, np.array(seconds) * 1e3, "o-", base=2,
+               label=label("实测时间（仅供参考）", "measured time (information only)"))
 axes[1].loglog(lengths, seconds[-1] * 1e3 * (ref / ref[-1]) ** 2, ":", color="gray", base=2, label="∝ T²")
 axes[1].set_ylabel("ms")
-for ax, title in zip(axes, ["attention forward: peak memory", "attention forward: time"]):
-    ax.set_xlabel("sequence length T")
+for ax, title in zip(axes, [label("attention 前向：峰值内存", "attention forward: peak memory"),
+                            label("attention 前向：时间", "attention forward: time")]):
+    ax.set_xlabel(label("序列长度 T", "sequence length T"))
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
     ax.legend()
@@ -422,22 +431,23 @@ fig.tight_layout()
 show_figure(fig, "03_quadratic_cost.png")
 
 ratios = [b / a for a, b in zip(peak_mib, peak_mib[1:])]
-print("memory ratio per doubling of T:", [f"{r:.2f}" for r in ratios])
-assert 3.5 < ratios[-1] < 4.5  # doubling the length quadruples the memory
-assert all(b / a == 4 for a, b in zip(flops, flops[1:]))
+exponent = float(np.polyfit(np.log(lengths[1:]), np.log(peak_mib[1:]), 1)[0])  # 内存 ∝ T^exponent
+print("长度每翻一倍，内存变成原来的：", [f"{r:.2f}" for r in ratios], f"；拟合的指数 p = {exponent:.2f}")
+assert 3.5 < ratios[-1] < 4.5  # 长度翻倍，内存变成 4 倍
+assert 1.8 < exponent < 2.2  # 整条曲线都是 T²：不是 T（那是 RNN 的样子），也不是 T³
 
 # %% [markdown]
 # ## 5. 好处：不必一步一步来
 #
-# RNN 的第 $t$ 步要等第 $t-1$ 步算完，一句 $T$ 个词就是 $T$ 步**串行**计算。Self-attention 里所有 query 和所有 key
+# RNN 的第 $t$ 步要等第 $t-1$ 步算完，一句 $T$ 个词就是 $T$ 步**串行**计算。自注意力里所有 query 和所有 key
 # 的匹配是**同一次**矩阵乘法，位置之间没有先后依赖。我们数一数计算图里从输入到输出最长的那条依赖链
-# （必须一个接一个做的运算个数），再各计一次时。
+# （必须一个接一个做的运算个数），再量一量训练一步（前向 + 反向传播）的时间随长度怎么变。
 #
 # **先猜一猜**：句子从 8 个词加长到 128 个词，RNN 和 attention 的最长依赖链各会变成多长？
 
 # %%
 def longest_chain(y):
-    """The number of ops on the longest path from a leaf to y: the steps that must run one after another."""
+    """从任何一个叶子到 y 的最长路径上有几个运算：必须一个接一个做的步数。"""
     depth = {}
     stack = [(y, False)]
     while stack:
@@ -459,15 +469,15 @@ W_hh = mg.tensor(rng.standard_normal((H, H)) / math.sqrt(H), requires_grad=True)
 W_q, W_k, W_v = (mg.tensor(rng.standard_normal((H, H)) / math.sqrt(H), requires_grad=True) for _ in range(3))
 
 
-def rnn(x):  # x: (1, T, H) -> the last hidden state, one step per token
-    h = mg.zeros(1, H)
+def rnn(x):  # x：(B, T, H) → 最后的隐藏状态，每个词元走一步
+    h = mg.zeros(x.shape[0], H)
     for t in range(x.shape[1]):
         h = (x[:, t] @ W_xh + h @ W_hh).tanh()
     return h
 
 
-def self_attention(x):  # x: (1, T, H) -> (1, T, H), all positions at once
-    return F.scaled_dot_product_attention(x @ W_q, x @ W_k, x @ W_v)
+def self_attention(x):  # x：(B, T, H) → (B, T, H)，所有位置一次算完
+    return F.scaled_dot_product_attention(x @ W_q, x @ W_k, x @ W_v, is_causal=True)
 
 
 chain = {"rnn": [], "attention": []}
@@ -476,34 +486,57 @@ for n in seq_lengths:
     xn = mg.tensor(rng.standard_normal((1, n, H)), requires_grad=True)
     chain["rnn"].append(longest_chain(rnn(xn)))
     chain["attention"].append(longest_chain(self_attention(xn)))
-print("T:                     ", seq_lengths)
-print("longest chain, RNN:      ", chain["rnn"])
-print("longest chain, attention:", chain["attention"])
-assert len(set(chain["attention"])) == 1  # the same few ops, whatever the length
-assert all(c >= n for c, n in zip(chain["rnn"], seq_lengths))  # at least one sequential op per token
-
-n_time = 256
-x_time = mg.tensor(rng.standard_normal((1, n_time, H)))
-timing = {}
-with mg.no_grad():
-    for name, fn in [("rnn", rnn), ("attention", self_attention)]:
-        best = math.inf
-        for _ in range(3):
-            t0 = time.perf_counter()
-            fn(x_time)
-            best = min(best, time.perf_counter() - t0)
-        timing[name] = best
-print(f"T={n_time}: RNN {timing['rnn'] * 1e3:.1f} ms, self-attention {timing['attention'] * 1e3:.1f} ms "
-      f"({timing['rnn'] / timing['attention']:.0f}x)")
-assert timing["attention"] < timing["rnn"] / 2  # loose on purpose (about 10x here): timings vary by machine
+per_token = np.diff(chain["rnn"]) / np.diff(seq_lengths)  # 每多一个词元，RNN 的链长几步
+print("T：                  ", seq_lengths)
+print("最长依赖链，RNN：      ", chain["rnn"])
+print("最长依赖链，attention：", chain["attention"])
+assert len(set(chain["attention"])) == 1  # 不管多长，都是那几个运算
+assert len(set(per_token)) == 1 and per_token[0] >= 1  # RNN：每个词元都在链上多加同样的几步，没有例外
 
 # %% [markdown]
-# 即使在 CPU 上、即使 attention 做了 $T^2$ 次匹配，一次大矩阵乘法也比 $T$ 次小步骤快得多；
-# 在 GPU 上差距更大，因为一次矩阵乘法能让成千上万个核心同时干活，而串行的步骤只能一个一个等。
+# 依赖链说的是“最少要等几步”。GPU 上成千上万个核心可以同时算同一个矩阵乘法，链越短，越能并行；
+# 一台 CPU 上我们能直接量的是时间。下面对同一批 8 段文本做一次前向 + 反向传播（训练一步的计算），长度从短到长。
+
+# %%
+step_lengths = [16, 32, 64, 128, 256] if QUICK else [16, 32, 64, 128, 256, 512]
+step_ms = {"rnn": [], "attention": []}
+for n in step_lengths:
+    xn = mg.tensor(rng.standard_normal((8, n, H)), requires_grad=True)
+    for name, fn in [("rnn", rnn), ("attention", self_attention)]:
+        best = math.inf
+        for _ in range(3):  # 取三次里最快的一次：机器忙时，慢的那几次量的是别人
+            start = time.perf_counter()
+            fn(xn).sum().backward()
+            best = min(best, time.perf_counter() - start)
+        step_ms[name].append(best * 1e3)
+lead = np.array(step_ms["rnn"]) / np.array(step_ms["attention"])
+for n, r, a, x in zip(step_lengths, step_ms["rnn"], step_ms["attention"], lead):
+    print(f"T={n:4d}  训练一步：RNN {r:8.1f} ms，attention {a:7.1f} ms，attention 快 {x:4.1f} 倍")
+growth = {name: float(np.polyfit(np.log(step_lengths), np.log(ms), 1)[0]) for name, ms in step_ms.items()}
+print(f"时间 ∝ T^p：RNN 的 p ≈ {growth['rnn']:.2f}，attention 的 p ≈ {growth['attention']:.2f}")
+
+fig, ax = plt.subplots(figsize=(7, 4.2))
+ax.loglog(step_lengths, step_ms["rnn"], "o-", base=2, label=label("RNN（T 步一个接一个）", "RNN (T steps, one by one)"))
+ax.loglog(step_lengths, step_ms["attention"], "s-", base=2,
+          label=label("自注意力（一次矩阵乘法）", "self-attention (one matrix product)"))
+ax.set_xlabel(label("序列长度 T", "sequence length T"))
+ax.set_ylabel(label("训练一步的时间（毫秒，越低越好）", "time of one training step (ms)"))
+ax.set_title(label("训练一步的时间随长度的变化（8 段文本，宽 64）", "Time of one training step against length"))
+ax.grid(True, alpha=0.3)
+ax.legend()
+fig.tight_layout()
+show_figure(fig, "03_step_time.png")
+assert lead.min() > 1.3  # 每个长度上，attention 训练一步都更快（计时有波动，阈值故意放宽）
+
+# %% [markdown]
+# 每个长度上 attention 都更快：RNN 的 $T$ 个小步骤每一步都要付一次调度的开销，attention 只付几次。
+# 但也要看清另一面：attention 的计算量按 $T^2$ 涨（第 4 节），RNN 只按 $T$ 涨，所以在一台 CPU 上，
+# 长度越长，attention 领先得越少（上面打印的倍数）。GPU 上情形反过来：$T^2$ 的计算分给成千上万个核心同时做，
+# 而 RNN 的 $T$ 步仍然只能一步一步等——依赖链的长度才是决定性的。这就是 2017 年的论文敢把 RNN 拆掉的底气。
 #
-# ## 6. 预告：因果 mask 挡住未来
+# ## 6. 预告：因果遮罩挡住未来
 #
-# Self-attention 是全连接的：第 3 个词也能看到第 5 个词。做生成时，第 5 个词还没写出来，不能偷看。
+# 自注意力是全连接的：第 3 个词也能看到第 5 个词。做生成时，第 5 个词还没写出来，不能偷看。
 # 办法是在 softmax 之前，把“未来位置”的分数设成 $-\infty$，它们的权重就变成 0。
 # 验证方法很直接：改动第 6 个位置的输入，前 6 个位置的输出应该**一点都不变**。
 
@@ -511,7 +544,7 @@ assert timing["attention"] < timing["rnn"] / 2  # loose on purpose (about 10x he
 T_mask = 10
 x_a = rng.standard_normal((1, T_mask, H))
 x_b = x_a.copy()
-x_b[0, 6] = rng.standard_normal(H)  # change the token at position 6 only
+x_b[0, 6] = rng.standard_normal(H)  # 只改第 6 个位置
 
 
 def outputs(x, causal):
@@ -522,14 +555,14 @@ def outputs(x, causal):
 
 for causal in (False, True):
     diff = np.abs(outputs(x_a, causal) - outputs(x_b, causal)).max(axis=-1)
-    print(f"causal={causal!s:5s}  change at each position: " + " ".join(f"{v:.1e}" for v in diff))
+    print(f"{'有遮罩' if causal else '无遮罩'}：每个位置的输出变了多少：" + " ".join(f"{v:.1e}" for v in diff))
     if causal:
-        assert diff[:6].max() == 0.0  # the past does not move at all
-        assert diff[6:].min() > 1e-3  # position 6 and later see the change
+        assert diff[:6].max() == 0.0  # 过去一点都不动
+        assert diff[6:].min() > 1e-3  # 第 6 个位置和之后的位置看得到改动
         lib = F.scaled_dot_product_attention(*(mg.tensor(x_a) @ W for W in (W_q, W_k, W_v)), is_causal=True)
         assert np.allclose(lib.numpy()[0], outputs(x_a, True), atol=1e-5)
     else:
-        assert diff[:6].min() > 1e-3  # without the mask every position is affected
+        assert diff[:6].min() > 1e-3  # 没有遮罩，每个位置都受影响
 
 # %%
 xt = mg.tensor(x_a)
@@ -539,17 +572,131 @@ with mg.no_grad():
     p_full = sc.softmax(-1).numpy()[0]
     p_causal = sc.masked_fill(np.triu(np.ones((T_mask, T_mask), dtype=bool), k=1), -np.inf).softmax(-1).numpy()[0]
 fig, axes = plt.subplots(1, 2, figsize=(10, 4.4))
-for ax, pm, title in [(axes[0], p_full, "without mask: everyone sees everyone"),
-                      (axes[1], p_causal, "causal mask: only the past and itself")]:
+for ax, pm, title in [(axes[0], p_full, label("无遮罩：人人看得见人人", "without mask: everyone sees everyone")),
+                      (axes[1], p_causal, label("因果遮罩：只看过去和自己", "causal mask: only the past and itself"))]:
     im = ax.imshow(pm, cmap="Blues", vmin=0, vmax=max(p_full.max(), p_causal.max()))
     ax.set_title(title)
-    ax.set_xlabel("key position")
-    ax.set_ylabel("query position")
+    ax.set_xlabel(label("key 的位置", "key position"))
+    ax.set_ylabel(label("query 的位置", "query position"))
     ax.set_xticks(range(T_mask))
     ax.set_yticks(range(T_mask))
 fig.colorbar(im, ax=axes, fraction=0.03)
 show_figure(fig, "03_causal_mask.png", bbox_inches="tight")
-assert np.allclose(np.triu(p_causal, k=1), 0)
+
+# 遮罩只是拿掉未来的 key，再把剩下的权重重新归一化：看得见的 key 之间，谁多谁少的比例一点不变。
+for i in range(T_mask):
+    visible = p_full[i, : i + 1] / p_full[i, : i + 1].sum()
+    assert np.allclose(p_causal[i, : i + 1], visible, atol=1e-6), i
+assert np.allclose(p_causal[-1], p_full[-1], atol=1e-6)  # 最后一个 query 本来就看得见所有 key：它那一行不变
+assert p_causal[0, 0] == 1.0  # 第一个 query 只看得见自己
+
+# %% [markdown]
+# ## 7. 只用注意力，能比 RNN 猜得准吗？
+#
+# 讲义说，2017 年那篇论文去掉了 RNN、只靠 attention，结果比 RNN 既好又快。“快”我们在第 5 节量过了。
+# “好”呢？在第 01 讲的尺子上比一比：一个**只用注意力**的字符语言模型（没有 RNN），和第 02 讲训练好的 RNN，
+# **参数一样多**（都是一万一千个左右），**训练时间差不多**。第 5 节量过，长度 64 时 attention 这一层训练一步比 RNN
+# 快得多；整个模型一步里还有词向量、输出层和优化器这些两者共有的开销，算下来 RNN 训练 $N$ 步的时间，
+# 大约够注意力模型训练 $2N$ 步。我们就给它 $2N$ 步（每批数据一样大；两者实际用的时间都打印出来，可以对一对）。
+#
+# 模型很简单：每个字符的向量加上它位置的向量，经过一层带因果遮罩的自注意力（4 个头，每个头各自算一套 Q、K、V，
+# 第 05 讲细说），结果加回输入（残差，也是第 05 讲的主角，这里先借来用），再给出下一个字符的 logits。
+# 学习率各用各合适的：RNN 沿用第 02 讲的 3e-3；注意力模型用 1e-2（用 3e-3 它学得更慢）。
+#
+# 第 02 讲的 RNN 分数记在 `figures/ladder/02.json` 里；如果你是直接打开这一讲的，下面会先把第 02 讲运行一遍。
+#
+# **先猜一猜**：参数一样多、步数一样多，谁在尺子上更好？
+
+# %%
+ys = yardstick.load()
+rnn_rung = next(r for r in ladder.ensure("02", ys) if r.key == "rnn")
+V = ys.vocab_size
+
+
+class AttentionLM(nn.Module):
+    """词向量 + 位置向量 → 一层因果自注意力（多头、带残差）→ 每个位置猜下一个字符。没有 RNN，也没有 MLP。"""
+
+    def __init__(self, vocab, d, n_head, block):
+        super().__init__()
+        self.n_head = n_head
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(block, d)
+        self.ln = nn.LayerNorm(d)
+        self.qkv = nn.Linear(d, 3 * d)  # Q、K、V 三个线性变换并成一个
+        self.proj = nn.Linear(d, d)
+        self.ln_f = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab)
+
+    def forward(self, ids):
+        B, T = ids.shape
+        C, nh = self.tok.weight.shape[1], self.n_head
+        x = self.tok(ids) + self.pos(np.arange(T))  # (B, T, C)
+        q, k, v = self.qkv(self.ln(x)).reshape(B, T, 3, nh, C // nh).permute(2, 0, 3, 1, 4)  # 各 (B, nh, T, hs)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, nh, T, hs)
+        x = x + self.proj(y.transpose(1, 2).reshape(B, T, C))  # (B, T, C)：注意力的结果加回输入
+        return self.head(self.ln_f(x))  # (B, T, vocab)
+
+
+mg.manual_seed(0)
+attn_lm = AttentionLM(V, d=32, n_head=4, block=yardstick.WINDOW)
+n_attn = attn_lm.num_parameters()
+steps, batch, seq = 2 * rnn_rung.extra["steps"], rnn_rung.extra["batch"], rnn_rung.extra["seq"]  # 两倍的步数
+optimizer = optim.AdamW(attn_lm.parameters(), lr=1e-2, weight_decay=0.0)
+batch_rng = np.random.default_rng(0)
+start = time.perf_counter()
+for _ in range(steps):
+    x, y = get_batch(ys.train, batch, seq, batch_rng)
+    # 前向（forward）
+    logits = attn_lm(x)
+    loss = F.cross_entropy(logits.reshape(-1, V), y.reshape(-1))
+    # 反向传播（backward）
+    optimizer.zero_grad()
+    loss.backward()
+    nn.utils.clip_grad_norm_(attn_lm.parameters(), 1.0)
+    # 更新（update）
+    optimizer.step()
+attn_seconds = time.perf_counter() - start
+attn_score = ys.score_logits(attn_lm)
+gap, gap_err = attn_score.gap(rnn_rung.score)
+print(f"只用注意力：{n_attn:,} 个参数，{steps} 步用时 {attn_seconds:.0f} 秒；尺子上 {attn_score} 纳特/字符")
+print(f"第 02 讲的 RNN：{rnn_rung.size:,} 个参数，{rnn_rung.extra['steps']} 步用时 {rnn_rung.train_seconds:.0f} 秒；"
+      f"尺子上 {rnn_rung.score} 纳特/字符")
+print(f"只用注意力 比 RNN：{gap:+.3f} ± {gap_err:.3f} 纳特/字符（同一批窗口上逐窗口相减）")
+
+behind = attn_score.per_position - rnn_rung.score.per_position  # 每个位置上，注意力模型比 RNN 多花多少
+fig, ax = plt.subplots(figsize=(8, 4.2))
+ax.bar(np.arange(1, len(behind) + 1), behind, color=np.where(behind > 0, "darkorange", "steelblue"))
+ax.axhline(gap, color="black", ls="--", lw=1, label=label(f"平均 {gap:+.3f}", f"mean {gap:+.3f}"))
+ax.set_xlabel(label("窗口里已经读过的字符数", "characters read so far in the window"))
+ax.set_ylabel(label("只用注意力 − RNN（纳特/字符）", "attention only - RNN (nats per character)"))
+ax.set_title(label("逐位置比较：高于 0 的地方 RNN 猜得更准", "Position by position: above 0, the RNN guesses better"))
+ax.legend()
+fig.tight_layout()
+show_figure(fig, "03_attention_vs_rnn.png")
+
+# %%
+assert abs(n_attn - rnn_rung.size) < 0.05 * rnn_rung.size  # 参数预算相同（相差不到 5%）
+assert gap > 3 * gap_err  # 在这个尺度上，RNN 赢了：步数加倍，只用注意力的模型在尺子上仍然更差
+
+# %% [markdown]
+# **更正**：在这个尺度上，讲义的说法不成立。参数一样多，训练时间差不多（步数是 RNN 的两倍），
+# 只用注意力的模型在尺子上输给了 RNN。原因在于它们各自能做什么运算：注意力层给每个位置的，
+# 是前面各位置的 value 的**加权平均**——对 value 来说是线性的混合；RNN 每读一个字符，都要把纸条过一次 tanh，
+# 一万来个参数全都花在“非线性地揉”上。看字符猜字符，主要靠最近几个字符组合起来的样子（第 01 讲的计数模型就是证据），
+# 这恰恰是 RNN 擅长、而一层线性混合不擅长的。
+#
+# 2017 年的论文并没有只留 attention：它的每一层都还有一个逐位置的 MLP（第 05 讲），模型大、数据多、用 GPU 训练——
+# 那时“快”换来的是同样时间里多得多的训练，“好”才随之而来。第 06、07 讲的 GPT 把注意力、MLP、残差、LayerNorm
+# 合在一起，第 07 讲的梯子会告诉你它们走到了哪一级。
+#
+# 把这个只用注意力的模型也放上梯子：
+
+# %%
+ladder.record("03", [
+    Rung(key="attention", name="只用注意力", lecture="03", size=n_attn, size_kind="parameters",
+         train_seconds=attn_seconds, score=attn_score, extra={"steps": steps, "lr": 1e-2}),
+], ys)
+print("记下了第 03 讲的一级：只用注意力")
 
 # %% [markdown]
 # ## 小结
@@ -558,8 +705,10 @@ assert np.allclose(np.triu(p_causal, k=1), 0)
 # - Q、K、V 是同一批词向量的三种线性变换；训练让“它”的 query 学会去找动物名词的 key。
 # - $1/\sqrt{d_k}$ 让分数的尺度不随维度增长，softmax 不饱和，梯度不消失。
 # - 代价是 $T^2$：长度翻倍，分数矩阵和内存都变成 4 倍。
-# - 好处是并行：依赖链的长度与句子长短无关，而 RNN 每个词都要多走一步。
-# - 因果 mask 让每个位置只看过去——第六讲 GPT 的核心。
+# - 好处是并行：依赖链的长度与句子长短无关，而 RNN 每个词都要多走一步；训练一步的时间，attention 在每个长度上都更短。
+# - 因果遮罩让每个位置只看过去——第六讲 GPT 的核心。
+# - 但“只用注意力”在小尺度上并不比 RNN 猜得准：一层注意力只是 value 的线性混合。要更好，还得配上 MLP、残差，
+#   叠成更深更大的模型（第 05–07 讲）。
 #
 # 但 attention 还有一个盲点：它对词的**顺序**毫不在意——把句子打乱，每个词得到的加权和不变。
 # 第四讲的位置编码来补这个缺口。

@@ -36,7 +36,7 @@
 # 最后有 4 道练习。
 
 # %%
-from tutorials.course import CJK, QUICK, T_START, label, show_figure  # first: it limits BLAS threads before NumPy loads
+from tutorials.course import CJK, QUICK, T_START, label, show_figure  # 放在最前：在 NumPy 载入前限定 BLAS 线程数
 
 # isort: split
 import time

@@ -14,6 +14,7 @@ from minigrad.backend import get_array_module
 from minigrad.function import Function
 from minigrad.ops import special
 from minigrad.ops.elementwise import to_float
+from minigrad.threads import in_chunks
 
 
 def require_float(op: str, x: Any) -> Any:
@@ -136,36 +137,37 @@ class Softplus(Function):
 
 
 class GELU(Function):
-    """The exact GELU: y = x Phi(x), Phi(x) = (1 + erf(x / sqrt(2))) / 2 the standard normal's CDF;
+    """The exact GELU: y = x Phi(x), Phi the standard normal's CDF, Phi(x) = (1 + erf(x / sqrt(2))) / 2;
     dy/dx = Phi(x) + x phi(x), phi(x) = exp(-x**2 / 2) / sqrt(2 pi) its density.
 
-    PyTorch's `gelu(x)` (approximate="none") and nanoGPT's MLP. reference.gelu composes it from erf.
+    PyTorch's `gelu(x)` (approximate="none") and nanoGPT's MLP. Forward computes the slope dy/dx beside y
+    (Phi and phi come out of one pass, special.normal_cdf_and_density) and keeps only the slope: backward is
+    then one product, gx = gy * dy/dx. A GPT runs this on every activation of its MLPs, so the work goes in
+    cache-sized blocks, and on very large arrays over the threads (threads.in_chunks). reference.gelu
+    composes it from erf.
     """
 
     def forward(self, x):
-        self.x = require_float("gelu", x)
-        phi = special.erf(x * (1 / math.sqrt(2)))
-        phi += 1
-        phi *= 0.5
-        self.cdf = phi  # Phi(x)
-        return x * phi
+        y, self.slope = in_chunks(gelu_and_slope, require_float("gelu", x))
+        return y
 
     def backward(self, gy):
-        xp = get_array_module(gy)
-        x = self.x
-        gx = xp.multiply(x, x, out=xp.empty_like(x))  # (an array even for 0-d x, so exp can write into it)
-        gx *= -0.5
-        xp.exp(gx, out=gx)
-        gx *= x * (1 / math.sqrt(2 * math.pi))  # x phi(x)
-        gx += self.cdf
-        gx *= gy
-        return gx
+        return gy * self.slope
 
     def composed(self, x):
         """The same function from primitive ops, whose graph gives double backward (higher_order.py)."""
         from minigrad import reference  # (it imports the ops)
 
         return reference.gelu(x)
+
+
+def gelu_and_slope(x: Any) -> tuple[Any, Any]:
+    """(x Phi(x), Phi(x) + x phi(x)): the exact GELU and its derivative, for a block of a float array."""
+    cdf, density = special.normal_cdf_and_density(x)
+    density *= x
+    density += cdf  # the slope
+    cdf *= x  # y
+    return cdf, density
 
 
 def gelu_op(approximate: str) -> type[Function]:

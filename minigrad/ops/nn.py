@@ -186,6 +186,22 @@ def causal_bias(xp: Any, t_query: int, t_key: int, dtype: Any) -> Any:
     return xp.where(xp.tri(t_query, t_key, dtype=bool), 0.0, -xp.inf).astype(dtype)
 
 
+# Query rows per block of causal attention: large enough that each block's products stay large BLAS calls.
+CAUSAL_ROW_BLOCK = 32
+
+
+def causal_row_blocks(q: Any, k: Any, v: Any) -> list[tuple[int, int]] | None:
+    """The row ranges (r0, r1) that split causal self-attention into blocks, or None to compute it whole.
+
+    Self-attention only (q, k, v of one shape: no cache, no broadcast batch axes, whose gradients would need
+    summing), and only when there are at least two blocks.
+    """
+    t = q.shape[-2] if q.ndim >= 2 else 0
+    if not (q.shape == k.shape == v.shape and t > CAUSAL_ROW_BLOCK):
+        return None
+    return [(r0, min(r0 + CAUSAL_ROW_BLOCK, t)) for r0 in range(0, t, CAUSAL_ROW_BLOCK)]
+
+
 def attention_scores(q: Any, k: Any, is_causal: bool, mask: Any, scale: float) -> Any:
     """Masked, scaled scores q k^T * scale, softmaxed over the keys: the attention probabilities.
 
@@ -220,14 +236,20 @@ class ScaledDotProductAttention(Function):
         if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
             raise ShapeError(f"scaled_dot_product_attention: q {q.shape}, k {k.shape}, v {v.shape}")
         scale = self.scale if self.scale is not None else 1 / math.sqrt(q.shape[-1])
-        self.p = attention_scores(q, k, self.is_causal, self.mask, scale)  # (..., T_q, T_k)
         self.q, self.k, self.v, self.used_scale = q, k, v, scale
+        # Causal self-attention (a GPT's) in blocks of query rows, each against only the keys it may see.
+        self.row_blocks = causal_row_blocks(q, k, v) if self.is_causal and self.mask is None else None
+        if self.row_blocks is not None:
+            return self._forward_in_row_blocks()
+        self.p = attention_scores(q, k, self.is_causal, self.mask, scale)  # (..., T_q, T_k)
         dropped = self.p if self.keep is None else self.p * self.keep
         self.dropped = dropped
         self.y = dropped @ v  # (..., T_q, d)
         return self.y
 
     def backward(self, gy):
+        if self.row_blocks is not None:
+            return self._backward_in_row_blocks(gy)
         xp = get_array_module(gy)
         gv = xp.swapaxes(self.dropped, -1, -2) @ gy
         gs = gy @ xp.swapaxes(self.v, -1, -2)  # gP', a new array that becomes gS in place
@@ -238,6 +260,48 @@ class ScaledDotProductAttention(Function):
         gq = gs @ self.k
         gq *= self.used_scale  # the scale is applied to the (T, d) products, not to the (T, T) gS
         gk = xp.swapaxes(gs, -1, -2) @ self.q
+        gk *= self.used_scale
+        return gq, gk, gv
+
+    # Causal attention in row blocks: the same formulas as above, for the queries `rows` = r0:r1 against
+    # the keys :r1. Every key past r1 is masked for all of them, so its score, exp and products are skipped:
+    # with T = 128 in blocks of 32, 10 of the 16 (32 x 32) tiles of the (T, T) matrix are computed.
+
+    def _forward_in_row_blocks(self):
+        xp = get_array_module(self.q)
+        # Every block reads the first rows of k and v: one contiguous copy now (a GPT's q, k, v are strided
+        # views of one projection) saves every product below from copying its operands again.
+        q, k, v = (xp.ascontiguousarray(a) for a in (self.q, self.k, self.v))
+        self.q, self.k, self.v = q, k, v
+        self.y = xp.empty(v.shape, dtype=v.dtype)
+        self.p, self.dropped = [], []  # one (..., r1 - r0, r1) array per block
+        for r0, r1 in self.row_blocks:
+            scores = q[..., r0:r1, :] @ xp.swapaxes(k[..., :r1, :], -1, -2)
+            scores *= self.used_scale
+            scores[..., r0:] += causal_bias(xp, r1 - r0, r1 - r0, scores.dtype)  # the block on the diagonal
+            p = stable_softmax(scores, axis=-1, overwrite=True)
+            dropped = p if self.keep is None else p * self.keep[..., r0:r1, :r1]
+            self.y[..., r0:r1, :] = dropped @ v[..., :r1, :]
+            self.p.append(p)
+            self.dropped.append(dropped)
+        return self.y
+
+    def _backward_in_row_blocks(self, gy):
+        q, k, v = self.q, self.k, self.v
+        xp = get_array_module(gy)
+        gq, gk, gv = xp.empty(q.shape, dtype=q.dtype), xp.zeros(k.shape, dtype=k.dtype), xp.zeros_like(v)
+        rowsum = (gy * self.y).sum(axis=-1, keepdims=True)
+        for (r0, r1), p, dropped in zip(self.row_blocks, self.p, self.dropped):
+            gy_rows = gy[..., r0:r1, :]
+            gv[..., :r1, :] += xp.swapaxes(dropped, -1, -2) @ gy_rows
+            gs = gy_rows @ xp.swapaxes(v[..., :r1, :], -1, -2)
+            if self.keep is not None:
+                gs *= self.keep[..., r0:r1, :r1]
+            gs -= rowsum[..., r0:r1, :]
+            gs *= p
+            gq[..., r0:r1, :] = gs @ k[..., :r1, :]
+            gk[..., :r1, :] += xp.swapaxes(gs, -1, -2) @ q[..., r0:r1, :]
+        gq *= self.used_scale
         gk *= self.used_scale
         return gq, gk, gv
 

@@ -45,3 +45,14 @@ def kv_cache_floats(n_layer: int, n_embd: int, T: int, batch: int = 1) -> int:
 # 最后的 LayerNorm ln_f，输出层 lm_head 和 wte 共用同一个矩阵（tie_weights=True，只算一次）。
 def gpt_parameters(vocab_size: int, block_size: int, n_layer: int, n_embd: int) -> int:
     raise NotImplementedError
+
+
+# 练习 7.5 ★★ 两个模型在同一把尺子上差多少
+# losses_a、losses_b 是两个模型在尺子上的逐字符损失，形状都是 (N, W)：N 个窗口，每个窗口 W 个字符，
+# 两者读的是同一批窗口。
+# 返回 (gap, stderr)：gap 是 a 比 b 平均每字符多多少纳特（a − b）；stderr 是 gap 的标准误差。
+# 提示：同一个窗口里的字符不是彼此独立的，不同窗口才近似独立；而两个模型读的是同一段文本——
+# 先逐窗口求出“a 的平均 − b 的平均”，得到 N 个数，gap 是它们的平均，stderr 是它们的样本标准差（除以 N − 1）再除以 √N。
+# （tutorials/yardstick.py 的 `Score.gap` 就做这件事；先自己写，别偷看。）
+def paired_gap(losses_a: np.ndarray, losses_b: np.ndarray) -> tuple[float, float]:
+    raise NotImplementedError

@@ -35,3 +35,8 @@ def gpt_parameters(vocab_size: int, block_size: int, n_layer: int, n_embd: int) 
     C = n_embd
     block = 12 * C * C + 13 * C  # exercise 5.1
     return vocab_size * C + block_size * C + n_layer * block + 2 * C  # wte (= lm_head), wpe, blocks, ln_f
+
+
+def paired_gap(losses_a: np.ndarray, losses_b: np.ndarray) -> tuple[float, float]:
+    diff = (losses_a - losses_b).mean(axis=1)  # (N,): one difference per window; windows are nearly independent
+    return float(diff.mean()), float(diff.std(ddof=1) / np.sqrt(len(diff)))

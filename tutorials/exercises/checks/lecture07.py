@@ -104,9 +104,41 @@ def check_gpt_parameters(gpt_parameters) -> str:
     return f"通过：GPT-2 small（V = 50257、12 层、C = 768）按这个公式是 {gpt2:,} 个参数"
 
 
+def _ladder_losses(seed=0, N=40, W=16):
+    """Two models' per-character losses on the same windows: each window is easier or harder for both alike."""
+    rng = np.random.default_rng(seed)
+    window = rng.gamma(4.0, 0.5, (N, 1))  # how hard each window is
+    a = window + rng.normal(0.0, 0.8, (N, W)) + 0.15
+    b = window + rng.normal(0.0, 0.8, (N, W))
+    return a, b
+
+
+def check_paired_gap(paired_gap) -> str:
+    a, b = _ladder_losses()
+    N, W = a.shape
+    diff = (a - b).mean(axis=1)
+    gap, se = float(diff.mean()), float(diff.std(ddof=1) / np.sqrt(N))
+    answer = paired_gap(a.copy(), b.copy())
+    if not (isinstance(answer, tuple) and len(answer) == 2):
+        raise Wrong(f"应返回两个数 (gap, stderr)，你的是 {type(answer).__name__}")
+    got_gap, got_se = answer
+    compare_number(got_gap, gap, "gap", suspects=[(-gap, "符号反了：gap 是 a − b，a 比 b 多多少")])
+    unpaired = float(np.sqrt(a.mean(axis=1).var(ddof=1) / N + b.mean(axis=1).var(ddof=1) / N))
+    compare_number(got_se, se, "stderr", suspects=[
+        (unpaired, "两个模型读的是同一批窗口：先逐窗口相减，再算这 N 个差值的标准误差（分开算再合起来会大得多）"),
+        (float((a - b).std(ddof=1) / np.sqrt(N * W)),
+         "同一个窗口里的字符不是独立的：先对每个窗口求平均，再算这 N 个数的标准误差"),
+        (float(diff.std(ddof=0) / np.sqrt(N)), "样本标准差要除以 N − 1（ddof=1）"),
+        (float(diff.std(ddof=1)), "标准误差是标准差再除以 √N"),
+    ])
+    return (f"通过：这组数据里 gap = {gap:.3f} ± {se:.3f}；若不逐窗口配对，误差会是 ±{unpaired:.3f}——"
+            "同一把尺子让比较精确得多")
+
+
 EXERCISES = [
     Exercise("7.1", "MATCH", "配对：毛病 → 补法", 1, check_match),
     Exercise("7.2", "greedy_generate", "贪心生成", 2, check_greedy_generate),
     Exercise("7.3", "kv_cache_floats", "KV cache 有多大", 2, check_kv_cache_floats),
     Exercise("7.4", "gpt_parameters", "整个 GPT 有多少参数", 3, check_gpt_parameters),
+    Exercise("7.5", "paired_gap", "两个模型在同一把尺子上差多少", 2, check_paired_gap),
 ]

@@ -39,3 +39,21 @@ def test_cuda_without_a_gpu_says_what_to_install():
         pytest.skip("a GPU is present")
     with pytest.raises(RuntimeError, match=r"pip install -e '\.\[cuda12\]'"):
         mg.zeros(2, device="cuda")
+
+
+@pytest.mark.parametrize("shape", [(5,), (3, 7), (2, 3, 64), (4, 0), (0, 4), (2, 1, 1)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_row_sum_and_row_mean_are_the_last_axis_kept(shape, dtype):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(shape).astype(dtype)
+    for name, ours, theirs in (("row_sum", backend.row_sum(a), a.sum(axis=-1, keepdims=True)),
+                               ("row_mean", backend.row_mean(a), a.mean(axis=-1, keepdims=True))):
+        assert ours.shape == theirs.shape and ours.dtype == theirs.dtype, name
+        np.testing.assert_allclose(ours, theirs, rtol=1e-3 if dtype == np.float16 else 1e-5, atol=1e-6, err_msg=name)
+
+
+def test_row_sum_of_a_strided_view_and_of_infinities():
+    a = np.arange(24, dtype=np.float32).reshape(4, 6)
+    np.testing.assert_array_equal(backend.row_sum(a.T), a.T.sum(axis=-1, keepdims=True))  # not contiguous
+    b = np.array([[np.inf, 1.0], [np.inf, -np.inf], [np.nan, 0.0]], dtype=np.float32)
+    np.testing.assert_array_equal(backend.row_sum(b), b.sum(axis=-1, keepdims=True))  # inf, nan, nan

@@ -37,7 +37,7 @@ def stable_softmax(x: Any, axis: int, overwrite: bool = False, safe: bool = Fals
         m = xp.where(m == -xp.inf, 0, m)
     e = xp.subtract(x, m, out=x if overwrite else None)
     xp.exp(e, out=e)
-    total = e.sum(axis=axis, keepdims=True)
+    total = backend.row_sum(e) if axis in (-1, e.ndim - 1) else e.sum(axis=axis, keepdims=True)
     e /= xp.where(total == 0, 1, total) if safe else total
     return e
 
@@ -105,8 +105,8 @@ class LayerNorm(Function):
         self.dtype = x.dtype
         x, weight, bias = (None if a is None else a.astype(np.float32) if a.dtype == np.float16 else a
                            for a in (x, weight, bias))
-        xhat = x - x.mean(axis=-1, keepdims=True)  # centred here, normalised in place below
-        self.rstd = 1 / xp.sqrt((xhat * xhat).mean(axis=-1, keepdims=True) + self.eps)
+        xhat = x - backend.row_mean(x)  # centred here, normalised in place below
+        self.rstd = 1 / xp.sqrt(backend.row_mean(xhat * xhat) + self.eps)
         xhat *= self.rstd
         self.xhat, self.weight, self.has_bias = xhat, weight, bias is not None
         y = xhat * weight if weight is not None else xhat.copy()  # a copy: xhat is saved for backward
@@ -124,8 +124,8 @@ class LayerNorm(Function):
             grads.append(gy.reshape(-1, width).sum(axis=0))
         gxhat = gy if self.weight is None else gy * self.weight
         # gx = rstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat)), built in one new array:
-        gx = xhat * (gxhat * xhat).mean(axis=-1, keepdims=True)
-        gx += gxhat.mean(axis=-1, keepdims=True)
+        gx = xhat * backend.row_mean(gxhat * xhat)
+        gx += backend.row_mean(gxhat)
         get_array_module(gy).subtract(gxhat, gx, out=gx)
         gx *= self.rstd
         return tuple(g.astype(self.dtype, copy=False) for g in (gx, *grads))
@@ -255,7 +255,7 @@ class ScaledDotProductAttention(Function):
         gs = gy @ xp.swapaxes(self.v, -1, -2)  # gP', a new array that becomes gS in place
         if self.keep is not None:
             gs *= self.keep
-        gs -= (gy * self.y).sum(axis=-1, keepdims=True)
+        gs -= backend.row_sum(gy * self.y)
         gs *= self.p
         gq = gs @ self.k
         gq *= self.used_scale  # the scale is applied to the (T, d) products, not to the (T, T) gS
@@ -290,7 +290,7 @@ class ScaledDotProductAttention(Function):
         q, k, v = self.q, self.k, self.v
         xp = get_array_module(gy)
         gq, gk, gv = xp.empty(q.shape, dtype=q.dtype), xp.zeros(k.shape, dtype=k.dtype), xp.zeros_like(v)
-        rowsum = (gy * self.y).sum(axis=-1, keepdims=True)
+        rowsum = backend.row_sum(gy * self.y)
         for (r0, r1), p, dropped in zip(self.row_blocks, self.p, self.dropped):
             gy_rows = gy[..., r0:r1, :]
             gv[..., :r1, :] += xp.swapaxes(dropped, -1, -2) @ gy_rows

@@ -57,3 +57,23 @@ def test_row_sum_of_a_strided_view_and_of_infinities():
     np.testing.assert_array_equal(backend.row_sum(a.T), a.T.sum(axis=-1, keepdims=True))  # not contiguous
     b = np.array([[np.inf, 1.0], [np.inf, -np.inf], [np.nan, 0.0]], dtype=np.float32)
     np.testing.assert_array_equal(backend.row_sum(b), b.sum(axis=-1, keepdims=True))  # inf, nan, nan
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (768, 128), (1, 7), (0, 4), (4, 0)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_column_sum_is_the_sum_of_the_rows(shape, dtype):
+    rows = np.random.default_rng(1).standard_normal(shape).astype(dtype)
+    ours, theirs = backend.column_sum(rows), rows.sum(axis=0)
+    assert ours.shape == theirs.shape and ours.dtype == theirs.dtype
+    # Added in another order: both are within a few roundings of the exact sum, per unit of sum |x|.
+    exact, scale = rows.astype(np.float64).sum(axis=0), np.abs(rows).astype(np.float64).sum(axis=0) + 1
+    for name, total in (("column_sum", ours), ("sum", theirs)):
+        error = np.max(np.abs(total - exact) / scale, initial=0.0)
+        assert error < 10 * np.finfo(dtype).eps, (name, error)
+
+
+def test_column_sum_of_a_strided_view_and_of_infinities():
+    a = np.arange(24, dtype=np.float64).reshape(4, 6)
+    np.testing.assert_array_equal(backend.column_sum(a.T), a.T.sum(axis=0))  # not contiguous
+    b = np.array([[np.inf, 1.0, np.nan], [np.inf, -np.inf, 0.0]], dtype=np.float32)
+    np.testing.assert_array_equal(backend.column_sum(b), b.sum(axis=0))  # inf, nan, nan

@@ -8,6 +8,7 @@ Read next: nn.py.
 
 from __future__ import annotations
 
+from minigrad import backend
 from minigrad.backend import get_array_module
 from minigrad.function import Function
 from minigrad.tensor import ShapeError
@@ -73,7 +74,7 @@ class Linear(Function):
         gw = gy2d.T @ self.x2d if self.needs_input_grad[1] else None  # (out, in)
         if not self.has_bias:
             return gx, gw
-        return gx, gw, gy2d.sum(axis=0)
+        return gx, gw, backend.column_sum(gy2d)
 
     def recompute(self, x, w, b=None, *, y):
         return {"x2d": x.reshape(-1, x.shape[-1])}  # for a backward on tensors (higher_order.py)

@@ -119,9 +119,9 @@ class LayerNorm(Function):
         gy = gy.astype(xhat.dtype, copy=False)  # float16: the gradients are computed in float32 too
         grads = []
         if self.weight is not None:
-            grads.append((gy * xhat).reshape(-1, width).sum(axis=0))
+            grads.append(backend.column_sum((gy * xhat).reshape(-1, width)))
         if self.has_bias:
-            grads.append(gy.reshape(-1, width).sum(axis=0))
+            grads.append(backend.column_sum(gy.reshape(-1, width)))
         gxhat = gy if self.weight is None else gy * self.weight
         # gx = rstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat)), built in one new array:
         gx = xhat * backend.row_mean(gxhat * xhat)

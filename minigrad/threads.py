@@ -6,7 +6,7 @@ size while the program runs, through threadpoolctl, which finds the BLAS library
 own set-threads function.
 
 Everything else NumPy does (exp, sums, each elementwise pass) runs on the thread that called it. A few ops
-make dozens of passes over a large array (the exact GELU is about forty): `in_chunks` runs such an
+make dozens of passes over a large array (the exact GELU is about thirty-five): `in_chunks` runs such an
 elementwise computation in blocks small enough that all its passes stay in the core's cache, and on very
 large arrays spreads the blocks over as many threads as the BLAS pool has. NumPy releases Python's lock
 inside its loops, so blocks on different threads run at once; but every NumPy call takes the lock to start,

@@ -136,6 +136,17 @@ def test_exact_and_tanh_gelu_differ(device):
     assert x.gelu().item() == F.gelu(x).item() and nn.GELU()(x).item() == F.gelu(x).item()
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_exact_gelu_at_negative_zero(device, dtype):
+    """-0.0 carries a negative sign but is not below 0: Phi(-0.0) = 1/2, so gelu(-0.0) = -0.0 with slope 1/2,
+    as in PyTorch (an earlier Phi, written with copysign, gave a slope of 1.5 there)."""
+    x = mg.tensor([-0.0, 0.0], dtype=dtype, device=device, requires_grad=True)
+    y = F.gelu(x)
+    y.sum().backward()
+    np.testing.assert_array_equal(y.numpy(), [-0.0, 0.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [0.5, 0.5])
+
+
 @pytest.mark.parametrize("module, fn", [
     (nn.ReLU(), F.relu), (nn.Tanh(), F.tanh), (nn.Sigmoid(), F.sigmoid), (nn.SiLU(), F.silu),
     (nn.LeakyReLU(0.3), lambda x: F.leaky_relu(x, 0.3)), (nn.ELU(0.5), lambda x: F.elu(x, 0.5)),

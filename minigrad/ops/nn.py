@@ -202,13 +202,25 @@ def causal_row_blocks(q: Any, k: Any, v: Any) -> list[tuple[int, int]] | None:
     return [(r0, min(r0 + CAUSAL_ROW_BLOCK, t)) for r0 in range(0, t, CAUSAL_ROW_BLOCK)]
 
 
+def transposed_copy(a: Any) -> Any:
+    """a with its last two axes swapped, as a contiguous array: the right operand of a batched product a @ b^T.
+
+    NumPy hands each matrix of a batched product to BLAS only when its rows are contiguous in memory; a
+    swapaxes view as the right operand is not, and NumPy then multiplies in its own loop: q @ k^T for a GPT's
+    (12, 4, 32, 32) by (12, 4, 32, 64) blocks took 182 us that way against 69 us from this copy (an Intel
+    Xeon). A transposed left operand goes to BLAS as it is.
+    """
+    xp = get_array_module(a)
+    return xp.ascontiguousarray(xp.swapaxes(a, -1, -2))
+
+
 def attention_scores(q: Any, k: Any, is_causal: bool, mask: Any, scale: float) -> Any:
     """Masked, scaled scores q k^T * scale, softmaxed over the keys: the attention probabilities.
 
     A query masked from every key gets probabilities 0 (an output of 0), as in PyTorch, not nan.
     """
     xp = get_array_module(q)
-    scores = q @ xp.swapaxes(k, -1, -2)  # (..., T_q, T_k): a new array, so the steps below work in place
+    scores = q @ transposed_copy(k)  # (..., T_q, T_k): a new array, so the steps below work in place
     scores *= scale
     if is_causal:
         scores += causal_bias(xp, q.shape[-2], k.shape[-2], scores.dtype)
@@ -252,7 +264,7 @@ class ScaledDotProductAttention(Function):
             return self._backward_in_row_blocks(gy)
         xp = get_array_module(gy)
         gv = xp.swapaxes(self.dropped, -1, -2) @ gy
-        gs = gy @ xp.swapaxes(self.v, -1, -2)  # gP', a new array that becomes gS in place
+        gs = gy @ transposed_copy(self.v)  # gP', a new array that becomes gS in place
         if self.keep is not None:
             gs *= self.keep
         gs -= backend.row_sum(gy * self.y)
@@ -273,10 +285,11 @@ class ScaledDotProductAttention(Function):
         # views of one projection) saves every product below from copying its operands again.
         q, k, v = (xp.ascontiguousarray(a) for a in (self.q, self.k, self.v))
         self.q, self.k, self.v = q, k, v
+        k_t = transposed_copy(k)
         self.y = xp.empty(v.shape, dtype=v.dtype)
         self.p, self.dropped = [], []  # one (..., r1 - r0, r1) array per block
         for r0, r1 in self.row_blocks:
-            scores = q[..., r0:r1, :] @ xp.swapaxes(k[..., :r1, :], -1, -2)
+            scores = q[..., r0:r1, :] @ k_t[..., :r1]
             scores *= self.used_scale
             scores[..., r0:] += causal_bias(xp, r1 - r0, r1 - r0, scores.dtype)  # the block on the diagonal
             p = stable_softmax(scores, axis=-1, overwrite=True)
@@ -291,10 +304,11 @@ class ScaledDotProductAttention(Function):
         xp = get_array_module(gy)
         gq, gk, gv = xp.empty(q.shape, dtype=q.dtype), xp.zeros(k.shape, dtype=k.dtype), xp.zeros_like(v)
         rowsum = backend.row_sum(gy * self.y)
+        v_t = transposed_copy(v)
         for (r0, r1), p, dropped in zip(self.row_blocks, self.p, self.dropped):
             gy_rows = gy[..., r0:r1, :]
             gv[..., :r1, :] += xp.swapaxes(dropped, -1, -2) @ gy_rows
-            gs = gy_rows @ xp.swapaxes(v[..., :r1, :], -1, -2)
+            gs = gy_rows @ v_t[..., :r1]
             if self.keep is not None:
                 gs *= self.keep[..., r0:r1, :r1]
             gs -= rowsum[..., r0:r1, :]

@@ -1,8 +1,8 @@
 """minigrad/minigpt against PyTorch, side by side in one process: the speed targets of the project.
 
 Each row builds the same model in minigrad and in PyTorch (weights copied across with `interop`), feeds
-both the same batches, and interleaves them step by step (A B A B ...), so a drift in the machine's
-speed hits both sides alike. Reported: the median time of each side and the median of the per-pair
+both the same batches, and runs them in alternating turns of a few steps (A B A B ...), so a drift in the
+machine's speed hits both sides alike. Reported: the median time of each side and the median of the per-pair
 ratios minigrad / PyTorch. Peak memory is measured in separate processes (one per side), as the
 growth of the resident set size over the process's size after start-up.
 
@@ -17,17 +17,10 @@ On machines that set OPENBLAS_CORETYPE (it pins an old OpenBLAS kernel), unset i
 
 from __future__ import annotations
 
-import os
-
-# OpenBLAS (NumPy's BLAS) keeps its worker threads spinning for about 0.1 s after each product, and
-# PyTorch's OpenMP threads then fight them for the two cores: interleaved, a PyTorch step ran twice as
-# slow as alone. A short spin (2**4 cycles) makes each side run as it does alone; it must be set before
-# NumPy is imported. Neither side's speed alone changes measurably.
-os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
-
 import argparse
 import cProfile
 import json
+import os
 import pstats
 import statistics
 import subprocess
@@ -236,20 +229,45 @@ def loaded_machine(device: str, repeats: int) -> dict[str, dict[str, Any]]:
 # Timing
 
 
-def interleave(a: Side, b: Side | None, repeats: int, warmup: int) -> dict[str, Any]:
-    """Run a and b in turn, step by step; medians of each and of the pairwise ratios a/b."""
-    times_a, times_b = [], []
-    for i in range(warmup + repeats):
-        time_a = timed(a)
-        time_b = timed(b) if b is not None else None
-        if i >= warmup:
-            times_a.append(time_a)
-            times_b.append(time_b)
+# Each side runs in turns of BURST timed steps, and each turn begins with a pause of SETTLE seconds and one
+# untimed step. Both libraries keep their idle worker threads spinning for a while after a call (OpenBLAS for
+# about 0.1 s), and straight after a turn of the other side those threads would take the cores from this one:
+# stepped A B A B, a PyTorch step ran up to three times as slow. (Until this round the script shortened
+# OpenBLAS's spin instead, OPENBLAS_THREAD_TIMEOUT=4; on an Intel Xeon that made minigrad's gpt-small step 15%
+# slower and far noisier alone, a handicap no user has.) Turns still alternate, so a drift of the machine's
+# speed hits both sides alike; the ratio is the median of the ratios of paired turns.
+BURST = 5
+SETTLE = 0.25
+
+
+def interleave(a: Side, b: Side | None, repeats: int, warmup: int, burst: int = BURST) -> dict[str, Any]:
+    """Run a and b in turns of `burst` timed steps until each has `repeats`; medians of each side's steps and
+    of the ratios a/b of the paired turns' medians."""
+    for _ in range(warmup):
+        a.step()
+        if b is not None:
+            b.step()
+    times_a: list[float] = []
+    times_b: list[float] = []
+    ratios = []
+    while len(times_a) < repeats:
+        turn_a = turn(a, burst)
+        times_a += turn_a
+        if b is not None:
+            turn_b = turn(b, burst)
+            times_b += turn_b
+            ratios.append(statistics.median(turn_a) / statistics.median(turn_b))
     result = {"a": statistics.median(times_a), "a_name": a.name}
     if b is not None:
-        result.update(b=statistics.median(times_b), b_name=b.name,
-                      ratio=statistics.median(x / y for x, y in zip(times_a, times_b)))
+        result.update(b=statistics.median(times_b), b_name=b.name, ratio=statistics.median(ratios))
     return result
+
+
+def turn(side: Side, steps: int) -> list[float]:
+    """The times of `steps` steps of side, after a pause and one untimed step (see BURST)."""
+    time.sleep(SETTLE)
+    side.step()
+    return [timed(side) for _ in range(steps)]
 
 
 def timed(side: Side) -> float:
@@ -398,7 +416,8 @@ def main() -> None:
     if torch is None:
         print("note: PyTorch is not installed; only minigrad's columns are measured")
 
-    print(f"device {args.device}, {args.repeats} interleaved steps after {args.warmup} warm-up, medians")
+    print(f"device {args.device}, {args.repeats} steps a side in alternating turns of {BURST}, after {args.warmup} "
+          "warm-up; medians")
     peak = max(sgemm_peak().values()) if args.device == "cpu" else 0.0
     if peak:
         print(f"sgemm peak of this machine (2048 x 2048 float32, the faster library): {peak / 1e9:.0f} GFLOP/s; "
@@ -427,7 +446,8 @@ def main() -> None:
             print(f"{line}   (gpt-small beside {os.cpu_count()} busy processes; {slowdown})")
             continue
         a, b = sides_for(row, args.device)
-        result = interleave(a, b, args.repeats if row != "generate" else max(3, args.repeats // 5), args.warmup)
+        repeats = args.repeats if row != "generate" else max(3, args.repeats // 5)
+        result = interleave(a, b, repeats, args.warmup, burst=min(BURST, repeats))
         if row == "generate":
             speedup = result["b"] / result["a"]
             print(f"{'generate':12} {1e3 * result['a']:>12.1f} {1e3 * result['b']:>10.1f} {speedup:>6.1f}x "

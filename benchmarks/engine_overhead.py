@@ -25,9 +25,6 @@ from collections.abc import Callable
 THREADS = int(os.environ.setdefault("OMP_NUM_THREADS", "2"))
 for variable in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(variable, str(THREADS))
-# OpenBLAS's threads spin ~0.1 s after each product and would slow the PyTorch run that follows
-# (see vs_torch.py); a short spin lets each side run as it does alone.
-os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 import numpy as np  # noqa: E402
 
@@ -119,11 +116,11 @@ def workloads(lib, inputs: dict[str, np.ndarray], chain_length: int) -> dict[str
 def seconds(fn: Callable[[], None], inner: int) -> float:
     """Seconds per call, averaged over `inner` back-to-back calls.
 
-    The pause first lets the other library's idle thread pool stop spinning: OpenMP (torch) and
-    OpenBLAS (NumPy) busy-wait for a few milliseconds after each parallel region, and on 2 cores a
-    spinning pool would steal the cores of the library being timed.
+    The pause first lets the other library's idle thread pool stop spinning: OpenMP (torch) busy-waits
+    for a few milliseconds after each parallel region and OpenBLAS (NumPy) for about 0.1 s, and on 2 cores
+    a spinning pool would steal the cores of the library being timed (see vs_torch.py's BURST).
     """
-    time.sleep(0.05)
+    time.sleep(0.25)
     start = time.perf_counter()
     for _ in range(inner):
         fn()

@@ -212,6 +212,21 @@ def test_causal_attention_in_row_blocks(device, shape):
              torch_fn=lambda *qkv: torch_attention(*qkv, True, None))
 
 
+@pytest.mark.parametrize("kind", ["plain", "boolean mask"])
+def test_attention_with_many_queries_takes_a_transposed_copy(device, kind):
+    """From COPY_TRANSPOSE_FROM_ROWS queries up, k^T and v^T are contiguous copies (nn.transposed_right), below
+    it views: both give the values, finite-difference gradients and PyTorch's."""
+    from minigrad.ops.nn import COPY_TRANSPOSE_FROM_ROWS
+
+    rng = np.random.default_rng(1)
+    for t_query in (COPY_TRANSPOSE_FROM_ROWS - 1, COPY_TRANSPOSE_FROM_ROWS + 2):
+        q, k, v = rng.standard_normal((t_query, 3)), rng.standard_normal((5, 3)), rng.standard_normal((5, 2))
+        mask = None if kind == "plain" else rng.random((t_query, 5)) < 0.7
+        check_op(lambda *qkv: F.scaled_dot_product_attention(*qkv, attn_mask=mask),
+                 lambda *qkv: np_attention(*qkv, causal=False, mask=mask), [q, k, v], device,
+                 torch_fn=lambda *qkv: torch_attention(*qkv, False, mask))
+
+
 def test_causal_attention_in_row_blocks_drops_the_same_probabilities(device, monkeypatch):
     """With dropout, the blocks take their part of the one dropout mask: same outputs and gradients as whole."""
     from minigrad.ops import nn as fused

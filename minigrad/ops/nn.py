@@ -202,16 +202,23 @@ def causal_row_blocks(q: Any, k: Any, v: Any) -> list[tuple[int, int]] | None:
     return [(r0, min(r0 + CAUSAL_ROW_BLOCK, t)) for r0 in range(0, t, CAUSAL_ROW_BLOCK)]
 
 
-def transposed_copy(a: Any) -> Any:
-    """a with its last two axes swapped, as a contiguous array: the right operand of a batched product a @ b^T.
+# From this many rows of the left operand up, a batched product a @ b^T runs faster on a contiguous copy of b^T.
+COPY_TRANSPOSE_FROM_ROWS = 32
+
+
+def transposed_right(b: Any, rows_of_left: int) -> Any:
+    """b with its last two axes swapped, as the right operand of a batched product whose left one has
+    `rows_of_left` rows per matrix: a contiguous copy from COPY_TRANSPOSE_FROM_ROWS rows up, else a view.
 
     NumPy hands each matrix of a batched product to BLAS only when its rows are contiguous in memory; a
-    swapaxes view as the right operand is not, and NumPy then multiplies in its own loop: q @ k^T for a GPT's
-    (12, 4, 32, 32) by (12, 4, 32, 64) blocks took 182 us that way against 69 us from this copy (an Intel
-    Xeon). A transposed left operand goes to BLAS as it is.
+    swapaxes view as the right operand is not, and NumPy multiplies in its own loop instead. With enough
+    rows the copy pays for itself: q k^T for a GPT's (12, 4, 32, 32) by (12, 4, 32, 64) blocks took 182 us on
+    the view against 69 us on the copy (an Intel Xeon). For a KV cache's one new query it does not: 4.7
+    against 16 us against 256 keys. (A transposed left operand goes to BLAS as it is.)
     """
-    xp = get_array_module(a)
-    return xp.ascontiguousarray(xp.swapaxes(a, -1, -2))
+    xp = get_array_module(b)
+    b_t = xp.swapaxes(b, -1, -2)
+    return xp.ascontiguousarray(b_t) if rows_of_left >= COPY_TRANSPOSE_FROM_ROWS else b_t
 
 
 def attention_scores(q: Any, k: Any, is_causal: bool, mask: Any, scale: float) -> Any:
@@ -220,7 +227,7 @@ def attention_scores(q: Any, k: Any, is_causal: bool, mask: Any, scale: float) -
     A query masked from every key gets probabilities 0 (an output of 0), as in PyTorch, not nan.
     """
     xp = get_array_module(q)
-    scores = q @ transposed_copy(k)  # (..., T_q, T_k): a new array, so the steps below work in place
+    scores = q @ transposed_right(k, q.shape[-2])  # (..., T_q, T_k): a new array, so the steps below work in place
     scores *= scale
     if is_causal:
         scores += causal_bias(xp, q.shape[-2], k.shape[-2], scores.dtype)
@@ -264,7 +271,7 @@ class ScaledDotProductAttention(Function):
             return self._backward_in_row_blocks(gy)
         xp = get_array_module(gy)
         gv = xp.swapaxes(self.dropped, -1, -2) @ gy
-        gs = gy @ transposed_copy(self.v)  # gP', a new array that becomes gS in place
+        gs = gy @ transposed_right(self.v, gy.shape[-2])  # gP', a new array that becomes gS in place
         if self.keep is not None:
             gs *= self.keep
         gs -= backend.row_sum(gy * self.y)
@@ -285,7 +292,7 @@ class ScaledDotProductAttention(Function):
         # views of one projection) saves every product below from copying its operands again.
         q, k, v = (xp.ascontiguousarray(a) for a in (self.q, self.k, self.v))
         self.q, self.k, self.v = q, k, v
-        k_t = transposed_copy(k)
+        k_t = transposed_right(k, CAUSAL_ROW_BLOCK)  # once for every block
         self.y = xp.empty(v.shape, dtype=v.dtype)
         self.p, self.dropped = [], []  # one (..., r1 - r0, r1) array per block
         for r0, r1 in self.row_blocks:
@@ -304,7 +311,7 @@ class ScaledDotProductAttention(Function):
         xp = get_array_module(gy)
         gq, gk, gv = xp.empty(q.shape, dtype=q.dtype), xp.zeros(k.shape, dtype=k.dtype), xp.zeros_like(v)
         rowsum = backend.row_sum(gy * self.y)
-        v_t = transposed_copy(v)
+        v_t = transposed_right(v, CAUSAL_ROW_BLOCK)
         for (r0, r1), p, dropped in zip(self.row_blocks, self.p, self.dropped):
             gy_rows = gy[..., r0:r1, :]
             gv[..., :r1, :] += xp.swapaxes(dropped, -1, -2) @ gy_rows

@@ -41,7 +41,8 @@ def test_cuda_without_a_gpu_says_what_to_install():
         mg.zeros(2, device="cuda")
 
 
-@pytest.mark.parametrize("shape", [(5,), (3, 7), (2, 3, 64), (4, 0), (0, 4), (2, 1, 1)])
+# Shapes on both sides of backend.BLAS_SUM_FROM_ROWS (64 rows): NumPy's sum below, a BLAS product from there up.
+@pytest.mark.parametrize("shape", [(5,), (3, 7), (2, 3, 64), (4, 0), (0, 4), (2, 1, 1), (70, 5), (3, 30, 17)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 def test_row_sum_and_row_mean_are_the_last_axis_kept(shape, dtype):
     rng = np.random.default_rng(0)
@@ -53,13 +54,14 @@ def test_row_sum_and_row_mean_are_the_last_axis_kept(shape, dtype):
 
 
 def test_row_sum_of_a_strided_view_and_of_infinities():
-    a = np.arange(24, dtype=np.float32).reshape(4, 6)
+    a = np.arange(24 * 70, dtype=np.float32).reshape(4, 6 * 70)
     np.testing.assert_array_equal(backend.row_sum(a.T), a.T.sum(axis=-1, keepdims=True))  # not contiguous
-    b = np.array([[np.inf, 1.0], [np.inf, -np.inf], [np.nan, 0.0]], dtype=np.float32)
+    b = np.array([[np.inf, 1.0], [np.inf, -np.inf], [np.nan, 0.0]] * 30, dtype=np.float32)
     np.testing.assert_array_equal(backend.row_sum(b), b.sum(axis=-1, keepdims=True))  # inf, nan, nan
+    assert backend.BLAS_SUM_FROM_ROWS <= len(b) and backend.BLAS_SUM_FROM_ROWS <= a.shape[1]  # BLAS's path
 
 
-@pytest.mark.parametrize("shape", [(5, 3), (768, 128), (1, 7), (0, 4), (4, 0)])
+@pytest.mark.parametrize("shape", [(5, 3), (768, 128), (1, 7), (0, 4), (4, 0), (64, 3)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 def test_column_sum_is_the_sum_of_the_rows(shape, dtype):
     rows = np.random.default_rng(1).standard_normal(shape).astype(dtype)
@@ -73,7 +75,7 @@ def test_column_sum_is_the_sum_of_the_rows(shape, dtype):
 
 
 def test_column_sum_of_a_strided_view_and_of_infinities():
-    a = np.arange(24, dtype=np.float64).reshape(4, 6)
+    a = np.arange(24 * 70, dtype=np.float64).reshape(4, 6 * 70)
     np.testing.assert_array_equal(backend.column_sum(a.T), a.T.sum(axis=0))  # not contiguous
-    b = np.array([[np.inf, 1.0, np.nan], [np.inf, -np.inf, 0.0]], dtype=np.float32)
+    b = np.array([[np.inf, 1.0, np.nan], [np.inf, -np.inf, 0.0]] * 40, dtype=np.float32)
     np.testing.assert_array_equal(backend.column_sum(b), b.sum(axis=0))  # inf, nan, nan

@@ -222,9 +222,9 @@ def test_attention_with_many_queries_takes_a_transposed_copy(device, kind):
     for t_query in (COPY_TRANSPOSE_FROM_ROWS - 1, COPY_TRANSPOSE_FROM_ROWS + 2):
         q, k, v = rng.standard_normal((t_query, 3)), rng.standard_normal((5, 3)), rng.standard_normal((5, 2))
         mask = None if kind == "plain" else rng.random((t_query, 5)) < 0.7
-        check_op(lambda *qkv: F.scaled_dot_product_attention(*qkv, attn_mask=mask),
-                 lambda *qkv: np_attention(*qkv, causal=False, mask=mask), [q, k, v], device,
-                 torch_fn=lambda *qkv: torch_attention(*qkv, False, mask))
+        check_op(lambda *qkv, mask=mask: F.scaled_dot_product_attention(*qkv, attn_mask=mask),
+                 lambda *qkv, mask=mask: np_attention(*qkv, causal=False, mask=mask), [q, k, v], device,
+                 torch_fn=lambda *qkv, mask=mask: torch_attention(*qkv, False, mask))
 
 
 def test_causal_attention_in_row_blocks_drops_the_same_probabilities(device, monkeypatch):

@@ -1,4 +1,4 @@
-"""The `minigpt` command: `minigpt train` and `minigpt sample` (also `python -m minigpt`).
+"""The `minigpt` command: `minigpt train`, `minigpt sample` and `minigpt draw` (also `python -m minigpt`).
 
     minigpt train                                  # the built-in Shakespeare corpus, nanoGPT's CPU settings
     minigpt train --corpus tang --out-dir out-tang # the built-in Tang poems, with settings chosen for them
@@ -6,6 +6,7 @@
     minigpt train --data input.txt --max-iters 500 --out-dir out-mine
     minigpt train --resume --max-iters 4000        # continue the run in out/ to iteration 4000
     minigpt sample --prompt "ROMEO:" --max-new-tokens 300
+    minigpt draw --collapse                        # the graph of out/'s model, one node per block -> gpt_graph.svg
 
 Bad arguments or input (flags, a data file, a damaged checkpoint) get one line on stderr naming what is wrong,
 and exit status 2, never a traceback. A run that has to stop (its loss diverged, the disk is full) says why in
@@ -21,12 +22,17 @@ from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any, NoReturn
 
+import numpy as np
+
 import minigrad as mg
 from minigpt.checkpoint import load_model
+from minigpt.config import CORPUS_DEFAULTS, TrainConfig
 from minigpt.corpus import CORPORA
 from minigpt.data import DataError
+from minigpt.errors import ConfigError, TrainingError
 from minigpt.tokenizer import UnknownCharacterError
-from minigpt.train import CORPUS_DEFAULTS, ConfigError, TrainConfig, TrainingError, config_for_resume, train
+from minigpt.train import config_for_resume, train
+from minigrad.viz.render import FORMATS
 
 DEFAULTS = TrainConfig()
 TANG = CORPUS_DEFAULTS["tang"]  # where --corpus tang's defaults differ, --help shows both
@@ -92,22 +98,30 @@ _top_p.__name__ = "probability"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="minigpt", description="Train a small GPT on a text, and sample from it.")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{train,sample}",
+    """The `minigpt` command line: the subcommands train, sample and draw."""
+    parser = _Parser(prog="minigpt", description="Train a small GPT on a text, sample from it, draw its graph.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{train,sample,draw}",
                                      parser_class=_Parser)
-
-    # Every train flag defaults to None, so that `--resume` can tell the flags a user typed (checked against
-    # the checkpoint) from those left out (taken from it). The help shows the real defaults.
     train = commands.add_parser("train", help="train a GPT (the built-in Shakespeare corpus by default)",
                                 description="Train a character-level GPT; defaults are nanoGPT's CPU settings.")
+    _add_io_flags(train.add_argument_group("I/O"))
+    _add_model_flags(train.add_argument_group("data and model"))
+    _add_optimisation_flags(train.add_argument_group("optimisation"))
+    _add_sample_parser(commands)
+    _add_draw_parser(commands)
+    return parser
+
+
+# Every train flag defaults to None, so that `--resume` can tell the flags a user typed (checked against the
+# checkpoint) from those left out (taken from it). The help shows the real defaults.
+def _flag(group: Any, name: str, help: str, **kwargs: Any) -> None:
+    key = name.lstrip("-").replace("-", "_")
+    default = f"{getattr(DEFAULTS, key)}" + (f"; with --corpus tang: {TANG[key]}" if key in TANG else "")
+    group.add_argument(name, default=None, help=f"{help} (default: {default})", **kwargs)
+
+
+def _add_io_flags(group: Any) -> None:
     d = DEFAULTS
-
-    def flag(group: Any, name: str, help: str, **kwargs: Any) -> None:
-        key = name.lstrip("-").replace("-", "_")
-        default = f"{getattr(d, key)}" + (f"; with --corpus tang: {TANG[key]}" if key in TANG else "")
-        group.add_argument(name, default=None, help=f"{help} (default: {default})", **kwargs)
-
-    group = train.add_argument_group("I/O")
     group.add_argument("--corpus", choices=list(CORPORA), default=None,
                        help="a built-in text: Shakespeare's plays, or 35,000 Tang poems (绝句 and 律诗, simplified "
                             "characters) with the model settings marked 'with --corpus tang' below "
@@ -129,33 +143,39 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--threads", default=None, type=_non_negative_int, metavar="N",
                        help="BLAS threads for the CPU's matrix products; 0 measures the fastest count as the run "
                             "goes, which keeps a busy machine from slowing it down many times (default: 0)")
-    flag(group, "--eval-interval", "evaluate and checkpoint every N iterations", type=_positive_int, metavar="N")
-    flag(group, "--eval-iters", "batches per split in each evaluation, counted in batches of the default "
-         f"{d.batch_size} x {d.block_size} tokens: larger batches read as many tokens in fewer of them",
-         type=_positive_int, metavar="N")
-    group = train.add_argument_group("data and model")
-    flag(group, "--batch-size", "sequences per batch", type=_positive_int, metavar="B")
-    flag(group, "--block-size", "context length in characters", type=_positive_int, metavar="T")
-    flag(group, "--n-layer", "transformer blocks", type=_positive_int, metavar="N")
-    flag(group, "--n-head", "attention heads per block", type=_positive_int, metavar="N")
-    flag(group, "--n-embd", "embedding width", type=_positive_int, metavar="C")
-    flag(group, "--dropout", "dropout probability", type=_fraction, metavar="P")
-    flag(group, "--bias", "biases in the Linear and LayerNorm layers", action=argparse.BooleanOptionalAction)
-    flag(group, "--pos-encoding", "position encoding", choices=["learned", "sinusoidal", "rope", "none"])
-    flag(group, "--norm-position", "LayerNorm before (pre, GPT-2) or after (post) each sublayer",
-         choices=["pre", "post"])
-    group = train.add_argument_group("optimisation")
-    flag(group, "--max-iters", "train up to this iteration; 0 evaluates the untrained model and writes no "
-         "checkpoint", type=_non_negative_int, metavar="N")
-    flag(group, "--lr", "peak learning rate (AdamW); it decays to lr/10", type=_non_negative_float, metavar="LR")
-    flag(group, "--warmup-iters", "iterations of linear warmup", type=_non_negative_int, metavar="N")
+    _flag(group, "--eval-interval", "evaluate and checkpoint every N iterations", type=_positive_int, metavar="N")
+    _flag(group, "--eval-iters", "batches per split in each evaluation, counted in batches of the default "
+          f"{d.batch_size} x {d.block_size} tokens: larger batches read as many tokens in fewer of them",
+          type=_positive_int, metavar="N")
+
+
+def _add_model_flags(group: Any) -> None:
+    _flag(group, "--batch-size", "sequences per batch", type=_positive_int, metavar="B")
+    _flag(group, "--block-size", "context length in characters", type=_positive_int, metavar="T")
+    _flag(group, "--n-layer", "transformer blocks", type=_positive_int, metavar="N")
+    _flag(group, "--n-head", "attention heads per block", type=_positive_int, metavar="N")
+    _flag(group, "--n-embd", "embedding width", type=_positive_int, metavar="C")
+    _flag(group, "--dropout", "dropout probability", type=_fraction, metavar="P")
+    _flag(group, "--bias", "biases in the Linear and LayerNorm layers", action=argparse.BooleanOptionalAction)
+    _flag(group, "--pos-encoding", "position encoding", choices=["learned", "sinusoidal", "rope", "none"])
+    _flag(group, "--norm-position", "LayerNorm before (pre, GPT-2) or after (post) each sublayer",
+          choices=["pre", "post"])
+
+
+def _add_optimisation_flags(group: Any) -> None:
+    _flag(group, "--max-iters", "train up to this iteration; 0 evaluates the untrained model and writes no "
+          "checkpoint", type=_non_negative_int, metavar="N")
+    _flag(group, "--lr", "peak learning rate (AdamW); it decays to lr/10", type=_non_negative_float, metavar="LR")
+    _flag(group, "--warmup-iters", "iterations of linear warmup", type=_non_negative_int, metavar="N")
     group.add_argument("--lr-decay-iters", type=_non_negative_int, metavar="N", default=None,
                        help="the cosine decay reaches lr/10 here (default: --max-iters of the run's start)")
-    flag(group, "--grad-clip", "clip the global gradient norm to this, 0 for none", type=_non_negative_float,
-         metavar="NORM")
-    flag(group, "--weight-decay", "AdamW weight decay on the 2-D weights", type=_non_negative_float, metavar="WD")
-    flag(group, "--seed", "random seed (weights, batches, dropout)", type=_non_negative_int, metavar="S")
+    _flag(group, "--grad-clip", "clip the global gradient norm to this, 0 for none", type=_non_negative_float,
+          metavar="NORM")
+    _flag(group, "--weight-decay", "AdamW weight decay on the 2-D weights", type=_non_negative_float, metavar="WD")
+    _flag(group, "--seed", "random seed (weights, batches, dropout)", type=_non_negative_int, metavar="S")
 
+
+def _add_sample_parser(commands: Any) -> None:
     sample = commands.add_parser("sample", help="print text from a trained checkpoint",
                                  description="Load the checkpoint in --out-dir and continue a prompt.")
     sample.add_argument("--out-dir", metavar="DIR", default=DEFAULTS.out_dir,
@@ -171,7 +191,26 @@ def build_parser() -> argparse.ArgumentParser:
                         help="draw only from the likeliest characters that make up probability P (default: 1)")
     sample.add_argument("--seed", type=_non_negative_int, default=1337, metavar="S",
                         help="random seed (default: 1337)")
-    return parser
+
+
+def _add_draw_parser(commands: Any) -> None:
+    draw = commands.add_parser("draw", help="draw a trained checkpoint's computation graph to a file",
+                               description="Load the checkpoint in --out-dir (with every check `minigpt sample` "
+                                           "makes) and draw the graph of its loss on a few tokens. Without "
+                                           "graphviz's `dot` program it writes the .dot text and says so.")
+    draw.add_argument("--out-dir", metavar="DIR", default=DEFAULTS.out_dir,
+                      help=f"the checkpoint folder (default: {DEFAULTS.out_dir}/)")
+    draw.add_argument("--tokens", type=_positive_int, default=8, metavar="T",
+                      help="sequence length of the forward pass drawn (at most the model's block_size; default: 8)")
+    draw.add_argument("--collapse", nargs="?", const=True, default=None, metavar="PATTERN",
+                      help="draw modules as one node each: every numbered block, or those matching PATTERN "
+                           "(e.g. 'transformer.h.*')")
+    draw.add_argument("--depth", type=_positive_int, metavar="N", help="nest module clusters at most this deep")
+    draw.add_argument("--format", choices=FORMATS, default="svg", help="the file's format (default: svg)")
+    draw.add_argument("--out", metavar="FILE", help="the file to write (default: gpt_graph.FORMAT)")
+    draw.add_argument("--rankdir", choices=("LR", "TB"), default="TB", help="layout direction (default: TB)")
+    draw.add_argument("--grads", action="store_true", help="show and colour by each tensor's gradient norm")
+    draw.add_argument("--values", action="store_true", help="show the values of small tensors")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -181,6 +220,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "train":
             return _train(args)
+        if args.command == "draw":
+            return _draw(args)
         return _sample(args)
     except (ConfigError, DataError, mg.CheckpointError, UnknownCharacterError) as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
@@ -222,4 +263,18 @@ def _sample(args: argparse.Namespace) -> int:
                          top_p=args.top_p)
     text = tokenizer.decode(out[0])
     print(text if args.prompt else text[len(start):])
+    return 0
+
+
+def _draw(args: argparse.Namespace) -> int:
+    model, _ = load_model(args.out_dir)  # every check `minigpt sample` makes
+    T = min(args.tokens, model.config.block_size)
+    idx = np.arange(T).reshape(1, T) % model.config.vocab_size  # (1, T): any ids will do for the graph's shape
+    with mg.viz.record_modules(model):
+        _, loss = model(idx, np.roll(idx, -1, axis=1))
+    loss.name = "loss"
+    out = args.out or f"gpt_graph.{args.format}"
+    written = mg.viz.draw_to_file(loss, out, format=args.format, model=model, collapse=args.collapse,
+                                  depth=args.depth, rankdir=args.rankdir, grads=args.grads, values=args.values)
+    print(f"wrote {written}")
     return 0

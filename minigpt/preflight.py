@@ -13,26 +13,14 @@ import math
 import os
 from dataclasses import fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import minigrad as mg
 from minigpt import checkpoint, sizing
-from minigpt.config import GPTConfig
+from minigpt.config import GPTConfig, TrainConfig
 from minigpt.data import Dataset
+from minigpt.errors import ConfigError, TrainingError
 from minigpt.progress import write
-
-if TYPE_CHECKING:  # only for the annotations: train.py imports this module
-    from minigpt.train import TrainConfig
-
-
-class ConfigError(ValueError):
-    """Settings that cannot work (a bad value, a missing GPU, a checkpoint from another configuration)."""
-
-
-class TrainingError(RuntimeError):
-    """A run that had to stop: its loss stopped being finite, or a checkpoint could not be written.
-    The last good checkpoint is kept."""
-
 
 # What may differ between a run and its resumption: nothing else, or the result would not be the same run.
 RESUMABLE_CHANGES = ("out_dir", "eval_interval", "eval_iters", "log_interval", "resume", "overwrite", "data", "threads",

@@ -1,7 +1,8 @@
 """Training a GPT on a text, on the CPU or a GPU, with checkpoints that resume exactly: `minigpt train`.
 
-The settings come first, grouped as in nanoGPT's train.py; the defaults are nanoGPT's CPU configuration
-for Shakespeare (a few minutes on a laptop). Then `train` runs in numbered phases:
+The settings (`TrainConfig`, nanoGPT's CPU configuration for Shakespeare) are in config.py. `train` reads as
+nanoGPT's loop: `_prepare` runs the first four phases, then the loop is the fifth, with its
+`# forward`, `# backward`, `# update` in plain sight and evaluation, logging and checkpointing as named calls:
 
     1. data         the text, its tokenizer, the 90/10 split
     2. model        a GPT, fresh or restored from a checkpoint
@@ -9,10 +10,10 @@ for Shakespeare (a few minutes on a laptop). Then `train` runs in numbered phase
     4. resume       the optimizer's state, the iteration, both random generators
     5. loop         # forward, # backward, # update; every eval_interval: evaluate, log, checkpoint
 
-Before any of it, the settings are checked against the folder and the machine: a new run never writes over
-a trained one (that takes --resume or --overwrite), and a configuration whose training step would not fit in
-memory is refused at once, with the figure (sizing.py). During the run, a loss that is no longer finite stops
-it (TrainingError), and the last good checkpoint stays as it was.
+Before any of it, the settings are checked against the folder and the machine (preflight.py): a new run never
+writes over a trained one (that takes --resume or --overwrite), and a configuration whose training step would
+not fit in memory is refused at once, with the figure (sizing.py). During the run, a loss that is no longer
+finite stops it (TrainingError), and the last good checkpoint stays as it was.
 
 With a fixed thread count (--threads N; threads.py), a resumed run ends with the very weights an uninterrupted
 one would: the learning rate is a function of the iteration alone, the batch positions come from a generator
@@ -30,7 +31,7 @@ import signal
 import threading
 import time
 from contextlib import closing
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,87 +39,13 @@ import numpy as np
 
 import minigrad as mg
 from minigpt import checkpoint, preflight, schema
-from minigpt.config import GPTConfig
+from minigpt.config import GPTConfig, TrainConfig
 from minigpt.data import Dataset, get_batch, load_dataset
+from minigpt.errors import ConfigError, TrainingError
 from minigpt.model import GPT
-from minigpt.preflight import ConfigError, TrainingError
 from minigpt.progress import Progress, write
 from minigpt.threads import thread_chooser
 from minigrad import nn, optim
-
-
-@dataclass
-class TrainConfig:
-    """Every setting of a training run, with nanoGPT's CPU defaults for Shakespeare."""
-
-    # I/O
-    out_dir: str = "out"
-    overwrite: bool = False  # a new run may replace the checkpoint in out_dir (else it is refused)
-    eval_interval: int = 250  # evaluate, log and checkpoint every this many iterations (and at the end)
-    eval_iters: int = 20  # batches per split for each loss estimate
-    log_interval: int = 10  # read the training loss back (a device sync) every this many iterations
-    resume: bool = False  # continue from the checkpoint in out_dir
-    # data
-    data: str | None = None  # a UTF-8 text file; None: the built-in corpus below
-    corpus: str = "shakespeare"  # the built-in corpus: "shakespeare" or "tang" (Tang poems; see corpus.py)
-    batch_size: int = 12
-    block_size: int = 64  # context length, in characters
-    # model
-    n_layer: int = 4
-    n_head: int = 4
-    n_embd: int = 128
-    dropout: float = 0.0
-    bias: bool = False  # biases in the Linear and LayerNorm layers: nanoGPT's train.py has none (as good, faster)
-    pos_encoding: str = "learned"
-    norm_position: str = "pre"
-    # AdamW
-    lr: float = 1e-3  # the peak learning rate
-    max_iters: int = 2000
-    weight_decay: float = 0.1  # on 2-D weights only
-    beta1: float = 0.9
-    beta2: float = 0.99  # nanoGPT's choice for small character models (few tokens per batch)
-    grad_clip: float = 1.0  # clip the global gradient norm to this (0: off)
-    # learning-rate schedule: linear warmup, then cosine decay to min_lr = lr / 10
-    warmup_iters: int = 100
-    lr_decay_iters: int | None = None  # None: max_iters (fixed when the run starts, kept on resume)
-    # system
-    device: str = "cpu"  # "cpu" or "cuda" ("strict": the CuPy-like test device)
-    seed: int = 1337
-    threads: int = 0  # BLAS threads on the CPU; 0: measured as the run goes (threads.py)
-
-    def __post_init__(self) -> None:
-        """Refuse a setting of the wrong type or out of range, naming it (from Python, the flags or a checkpoint)."""
-        for field in fields(self):
-            value = getattr(self, field.name)
-            problem = schema.type_problem(str(field.type), value)
-            if problem is None and type(value) in (int, float):
-                if field.name in _AT_LEAST_ONE and value < 1:
-                    problem = f"must be at least 1, got {value!r}"
-                elif field.name in _FRACTIONS and not 0 <= value < 1:
-                    problem = f"must be in [0, 1), got {value!r}"
-                elif value < 0:
-                    problem = f"must be 0 or more, got {value!r}"
-            if problem:
-                raise ConfigError(f"{field.name} {problem}")
-
-    @classmethod
-    def for_corpus(cls, corpus: str, **settings: Any) -> TrainConfig:
-        """The settings for the built-in `corpus`: its defaults (CORPUS_DEFAULTS), with `settings` on top."""
-        if corpus not in CORPUS_DEFAULTS:
-            raise ConfigError(f"unknown corpus {corpus!r}: the built-in corpora are {', '.join(CORPUS_DEFAULTS)}")
-        return cls(**{**CORPUS_DEFAULTS[corpus], **settings, "corpus": corpus})
-
-
-# Each built-in corpus starts from these settings, on top of the ones above (a setting the user gives still wins).
-# The Tang poems train well with the Shakespeare model as it is: its 2000 iterations write recognisable 五言 and
-# 七言 lines (README.md shows a sample). Their 6,445-character vocabulary makes each evaluation batch twice as
-# dear, so they evaluate half as often, which keeps evaluation to the same share of the run.
-CORPUS_DEFAULTS: dict[str, dict[str, Any]] = {"shakespeare": {}, "tang": {"eval_interval": 500}}
-
-
-_AT_LEAST_ONE = ("eval_interval", "eval_iters", "log_interval", "batch_size", "block_size", "n_layer", "n_head",
-                 "n_embd")
-_FRACTIONS = ("dropout", "beta1", "beta2")  # in [0, 1); every other number must be 0 or more
 
 
 @dataclass
@@ -128,132 +55,60 @@ class TrainResult:
     interrupted: bool  # stopped by Ctrl-C (a checkpoint was written)
 
 
+@dataclass
+class _Run:
+    """What the loop works on, made by `_prepare` (phases 1-4): the settings, the text, the model and its optimizer,
+    and the state a checkpoint saves (the batch generator, the best loss so far, the metrics log)."""
+
+    cfg: TrainConfig  # with lr_decay_iters fixed
+    device: str
+    data: Dataset
+    model: GPT
+    optimizer: optim.Optimizer
+    resumed: checkpoint.Checkpoint | None
+    run_config: dict[str, Any]  # config.json
+    batch_rng: np.random.Generator  # where each training batch is cut from the text
+    start_iter: int = 0
+    best_val_loss: float = math.inf
+    metrics: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def out_dir(self) -> Path:
+        return Path(self.cfg.out_dir)
+
+
 def train(cfg: TrainConfig) -> TrainResult:
     """Train (or, with cfg.resume, continue training) a GPT as `cfg` says; checkpoints go to cfg.out_dir."""
-    out_dir = Path(cfg.out_dir)
-    device = preflight.check_device(cfg.device)
-    preflight.check_out_dir(cfg)
-
-    # 1. data (and, with --resume, the checkpoint, whose settings and text this run must match) -----------
-    if cfg.data is not None and cfg.corpus != "shakespeare":
-        raise ConfigError(f"--corpus {cfg.corpus} and --data {cfg.data}: give one text to train on, not both")
-    resumed = checkpoint.load_checkpoint(out_dir) if cfg.resume else None
-    if resumed is not None:
-        preflight.check_resumable(cfg, resumed.config["train"])
-    data = load_dataset(cfg.data, cfg.block_size, cfg.corpus)
-    if resumed is not None:
-        preflight.check_same_data(data, resumed)
-    decay_from = "--lr-decay-iters" if cfg.lr_decay_iters is not None else "--max-iters"
-    lr_decay_iters = cfg.lr_decay_iters if cfg.lr_decay_iters is not None else cfg.max_iters
-    cfg = replace(cfg, lr_decay_iters=lr_decay_iters)  # fixed now, so that a resumed run keeps this schedule
-    schedule = resumed.config["schedule"] if resumed is not None else preflight.schedule_record(cfg, decay_from)
-    min_lr = cfg.lr / 10
-
-    # 2. model -----------------------------------------------------------------------------------
-    try:
-        model_config = GPTConfig(vocab_size=data.tokenizer.vocab_size, block_size=cfg.block_size,
-                                 n_layer=cfg.n_layer, n_head=cfg.n_head, n_embd=cfg.n_embd, dropout=cfg.dropout,
-                                 bias=cfg.bias, pos_encoding=cfg.pos_encoding, norm_position=cfg.norm_position)
-    except ValueError as error:
-        raise ConfigError(str(error)) from None
-    preflight.check_memory(model_config, cfg.batch_size, device)
-    preflight.make_out_dir(out_dir)
-    mg.manual_seed(cfg.seed)  # the initial weights, then the dropout masks, come from this generator
-    model = GPT(model_config)
-    if resumed is not None:
-        checkpoint.load_weights(model, resumed)
-    model.to(device)
-    model.train()
-
-    # 3. optimizer: weight decay pulls weight matrices towards 0; biases and LayerNorm gains keep their scale
-    decay = [p for p in model.parameters() if p.ndim >= 2]
-    no_decay = [p for p in model.parameters() if p.ndim < 2]
-    optimizer = optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
-                             {"params": no_decay, "weight_decay": 0.0}], lr=cfg.lr, betas=(cfg.beta1, cfg.beta2))
-
-    # 4. resume: the optimizer's moments, the iteration, and both generators exactly as they were -----
-    batch_rng = np.random.default_rng(cfg.seed)  # where each training batch is cut from the text
-    start_iter, best_val_loss, metrics = 0, math.inf, []
-    if resumed is not None:
-        checkpoint.load_optimizer(optimizer, resumed)
-        batch_rng.bit_generator.state = resumed.state["batch_rng"]
-        mg.random.set_rng_state(resumed.state["minigrad_rng"])
-        start_iter, best_val_loss = resumed.iter_num, resumed.state["best_val_loss"]
-        metrics = [m for m in resumed.metrics if m["iter"] <= start_iter]
-        if device != "cpu" and cfg.dropout > 0:
-            write("note: on a GPU, dropout masks restart from the seed after a resume (minigrad saves only the "
-                  "host generator), so this run will not match an uninterrupted one bit for bit")
-        if start_iter > cfg.max_iters:
-            raise ConfigError(f"the checkpoint in {out_dir} is at iteration {start_iter}, past --max-iters "
-                              f"{cfg.max_iters}")
-    checkpoint.recover(out_dir)  # what an interrupted save left behind: finished, or removed
-    data_path = str(Path(cfg.data).resolve()) if cfg.data is not None else None  # resumable from anywhere
-    run_config = {"model": model_config.to_dict(), "train": asdict(replace(cfg, data=data_path)),
-                  "data": {"name": data.name, "sha256": data.sha256},
-                  "schedule": schedule}
-
-    def save(iter_num: int) -> None:
-        state = {"iter_num": iter_num, "best_val_loss": best_val_loss, "batch_rng": batch_rng.bit_generator.state,
-                 "minigrad_rng": mg.random.get_rng_state()}
-        try:
-            checkpoint.save_checkpoint(out_dir, model, optimizer, data.tokenizer, run_config, state, metrics,
-                                       allow_earlier=cfg.overwrite)
-        except OSError as error:  # a full disk, a folder gone: the previous checkpoint is intact
-            raise TrainingError(f"could not save the checkpoint of iteration {iter_num} in {out_dir} "
-                                f"({error.strerror or error}); {preflight.kept(out_dir)}") from None
-
-    if importlib.util.find_spec("matplotlib") is None:
-        write("note: no loss curve (matplotlib is not installed: pip install matplotlib)")
-    n_params, eval_batches = model.num_parameters(), evaluation_batches(cfg)
-    write(f"training on {data.name}: {len(data.train):,} train / {len(data.val):,} val characters, "
-          f"vocabulary {data.tokenizer.vocab_size}; {n_params / 1e6:.2f}M parameters on {device}; "
-          f"iterations {start_iter} -> {cfg.max_iters}; each evaluation: {eval_batches} batch"
-          f"{'es' if eval_batches > 1 else ''} of {cfg.batch_size} x {cfg.block_size} per split")
-    if resumed is not None:
-        preflight.explain_schedule(cfg, schedule, start_iter)
-    threads, how = thread_chooser(cfg.threads, device)
+    run = _prepare(cfg)  # 1. data, 2. model, 3. optimizer, 4. resume
+    cfg, model, optimizer = run.cfg, run.model, run.optimizer
+    _announce(run)
+    threads, how = thread_chooser(cfg.threads, run.device)
     write(how)
 
     # 5. loop ------------------------------------------------------------------------------------
     stop = _StopOnCtrlC()
-    bar = Progress(cfg.max_iters, "train", initial=start_iter)
-    iter_num, t_start = start_iter, time.perf_counter()
+    bar = Progress(cfg.max_iters, "train", initial=run.start_iter)
+    iter_num, t_start = run.start_iter, time.perf_counter()
     t_log = t_start  # tokens/s is measured over each log interval, evaluation excluded
+    resumed_at = run.start_iter if run.resumed is not None else None
     with stop, closing(bar):
         while True:
             # evaluate, log and checkpoint every eval_interval iterations and at the end (not again right after
             # a resume: that checkpoint is the one we just loaded)
             at_end, saved = iter_num == cfg.max_iters, False
-            if (iter_num % cfg.eval_interval == 0 or at_end) and not (resumed is not None and iter_num == start_iter):
-                losses = estimate_loss(model, data, cfg, device)
-                preflight.check_finite(losses["train"], iter_num, out_dir)
-                preflight.check_finite(losses["val"], iter_num, out_dir)
-                best_val_loss = min(best_val_loss, losses["val"])
-                # Every record's lr is the one the last step used, as in the per-step records below.
-                lr = optim.cosine_with_warmup(max(iter_num - 1, 0), cfg.lr, cfg.warmup_iters, lr_decay_iters, min_lr)
-                metrics.append({"iter": iter_num, "train_loss": losses["train"], "val_loss": losses["val"],
-                                "lr": lr, "elapsed_s": round(time.perf_counter() - t_start, 2)})
-                write(f"iter {iter_num}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
-                if iter_num > 0 or stop.requested:  # the fresh weights are not worth a file (or an overwrite)
-                    save(iter_num)
-                    saved = True
-                    plot_losses(metrics, out_dir / "loss_curve.png")  # (a curve of one point is not worth one)
+            if (iter_num % cfg.eval_interval == 0 or at_end) and iter_num != resumed_at:
+                saved = _evaluate(run, iter_num, t_start, save=iter_num > 0 or stop.requested)
                 t_log = time.perf_counter()
             if at_end:
                 break
             if stop.requested:
-                if not saved:
-                    save(iter_num)
-                    plot_losses(metrics, out_dir / "loss_curve.png")
-                write(f"interrupted at iteration {iter_num}: checkpoint saved in {out_dir}; continue with "
-                      f"`minigpt train --resume --out-dir {out_dir}`")
-                return TrainResult(iter_num, best_val_loss, interrupted=True)
+                return _interrupted(run, iter_num, saved)
 
             # the learning rate is a function of the iteration alone (so a resumed run follows the same curve)
-            lr = optim.cosine_with_warmup(iter_num, cfg.lr, cfg.warmup_iters, lr_decay_iters, min_lr)
+            lr = _learning_rate(cfg, iter_num)
             optim.set_lr(optimizer, lr)
-            x, y = get_batch(data.train, cfg.batch_size, cfg.block_size, batch_rng)
-            x, y = mg.tensor(x, device=device), mg.tensor(y, device=device)  # one copy to the device per step
+            x, y = get_batch(run.data.train, cfg.batch_size, cfg.block_size, run.batch_rng)
+            x, y = mg.tensor(x, device=run.device), mg.tensor(y, device=run.device)  # one copy to the device
             threads.before_step()
             t_step = time.perf_counter()
 
@@ -274,25 +129,168 @@ def train(cfg: TrainConfig) -> TrainResult:
             del logits
             iter_num += 1
             if iter_num % cfg.log_interval == 0:
-                loss_value = loss.item()  # the only read-back from the device between evaluations
-                preflight.check_finite(loss_value, iter_num, out_dir)
-                now = time.perf_counter()
-                tokens_per_s = cfg.log_interval * cfg.batch_size * cfg.block_size / (now - t_log)
-                t_log = now
-                metrics.append({"iter": iter_num, "loss": loss_value, "lr": lr,
-                                "tokens_per_s": round(tokens_per_s, 1), "threads": threads.chosen})
-                bar.set_postfix(loss=f"{loss_value:.4f}", lr=f"{lr:.2e}", tok_s=f"{tokens_per_s:,.0f}")
+                t_log = _log_step(run, bar, iter_num, loss, lr, threads.chosen, t_log)
             bar.update(1)
-    ran, seconds = iter_num - start_iter, time.perf_counter() - t_start
-    if ran == 0 and resumed is not None:
-        write(f"nothing to do: the checkpoint in {out_dir} is already at iteration {iter_num} (--max-iters); "
+    _say_done(run, iter_num, time.perf_counter() - t_start)
+    return TrainResult(iter_num, run.best_val_loss, interrupted=False)
+
+
+def _prepare(cfg: TrainConfig) -> _Run:
+    """Phases 1-4: check the settings against the folder and the machine, then read the text (and, with --resume,
+    the checkpoint, whose settings and text this run must match), build the model and AdamW, and resume."""
+    out_dir = Path(cfg.out_dir)
+    device = preflight.check_device(cfg.device)
+    preflight.check_out_dir(cfg)
+
+    # 1. data (and, with --resume, the checkpoint) -----------------------------------------------
+    if cfg.data is not None and cfg.corpus != "shakespeare":
+        raise ConfigError(f"--corpus {cfg.corpus} and --data {cfg.data}: give one text to train on, not both")
+    resumed = checkpoint.load_checkpoint(out_dir) if cfg.resume else None
+    if resumed is not None:
+        preflight.check_resumable(cfg, resumed.config["train"])
+    data = load_dataset(cfg.data, cfg.block_size, cfg.corpus)
+    if resumed is not None:
+        preflight.check_same_data(data, resumed)
+    decay_from = "--lr-decay-iters" if cfg.lr_decay_iters is not None else "--max-iters"
+    lr_decay_iters = cfg.lr_decay_iters if cfg.lr_decay_iters is not None else cfg.max_iters
+    cfg = replace(cfg, lr_decay_iters=lr_decay_iters)  # fixed now, so that a resumed run keeps this schedule
+    schedule = resumed.config["schedule"] if resumed is not None else preflight.schedule_record(cfg, decay_from)
+
+    # 2. model, 3. optimizer ---------------------------------------------------------------------
+    model = _build_model(cfg, data, device, resumed)
+    # weight decay pulls weight matrices towards 0; biases and LayerNorm gains keep their scale
+    decay = [p for p in model.parameters() if p.ndim >= 2]
+    no_decay = [p for p in model.parameters() if p.ndim < 2]
+    optimizer = optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
+                             {"params": no_decay, "weight_decay": 0.0}], lr=cfg.lr, betas=(cfg.beta1, cfg.beta2))
+
+    # 4. resume ----------------------------------------------------------------------------------
+    data_path = str(Path(cfg.data).resolve()) if cfg.data is not None else None  # resumable from anywhere
+    run_config = {"model": model.config.to_dict(), "train": asdict(replace(cfg, data=data_path)),
+                  "data": {"name": data.name, "sha256": data.sha256}, "schedule": schedule}
+    run = _Run(cfg, device, data, model, optimizer, resumed, run_config, np.random.default_rng(cfg.seed))
+    if resumed is not None:
+        _resume(run, resumed)
+    checkpoint.recover(out_dir)  # what an interrupted save left behind: finished, or removed
+    return run
+
+
+def _build_model(cfg: TrainConfig, data: Dataset, device: str, resumed: checkpoint.Checkpoint | None) -> GPT:
+    """A GPT for the text's vocabulary (refused at once if its training step cannot fit), fresh or restored."""
+    try:
+        model_config = GPTConfig(vocab_size=data.tokenizer.vocab_size, block_size=cfg.block_size,
+                                 n_layer=cfg.n_layer, n_head=cfg.n_head, n_embd=cfg.n_embd, dropout=cfg.dropout,
+                                 bias=cfg.bias, pos_encoding=cfg.pos_encoding, norm_position=cfg.norm_position)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+    preflight.check_memory(model_config, cfg.batch_size, device)
+    preflight.make_out_dir(Path(cfg.out_dir))
+    mg.manual_seed(cfg.seed)  # the initial weights, then the dropout masks, come from this generator
+    model = GPT(model_config)
+    if resumed is not None:
+        checkpoint.load_weights(model, resumed)
+    model.to(device)
+    model.train()
+    return model
+
+
+def _resume(run: _Run, resumed: checkpoint.Checkpoint) -> None:
+    """The optimizer's moments, the iteration, the metrics and both generators exactly as they were saved."""
+    checkpoint.load_optimizer(run.optimizer, resumed)
+    run.batch_rng.bit_generator.state = resumed.state["batch_rng"]
+    mg.random.set_rng_state(resumed.state["minigrad_rng"])
+    run.start_iter, run.best_val_loss = resumed.iter_num, resumed.state["best_val_loss"]
+    run.metrics = [m for m in resumed.metrics if m["iter"] <= run.start_iter]
+    if run.device != "cpu" and run.cfg.dropout > 0:
+        write("note: on a GPU, dropout masks restart from the seed after a resume (minigrad saves only the "
+              "host generator), so this run will not match an uninterrupted one bit for bit")
+    if run.start_iter > run.cfg.max_iters:
+        raise ConfigError(f"the checkpoint in {run.out_dir} is at iteration {run.start_iter}, past --max-iters "
+                          f"{run.cfg.max_iters}")
+
+
+def _announce(run: _Run) -> None:
+    """Say what is about to be trained, on what, and for how long."""
+    cfg = run.cfg
+    if importlib.util.find_spec("matplotlib") is None:
+        write("note: no loss curve (matplotlib is not installed: pip install matplotlib)")
+    n_params, eval_batches = run.model.num_parameters(), evaluation_batches(cfg)
+    write(f"training on {run.data.name}: {len(run.data.train):,} train / {len(run.data.val):,} val characters, "
+          f"vocabulary {run.data.tokenizer.vocab_size}; {n_params / 1e6:.2f}M parameters on {run.device}; "
+          f"iterations {run.start_iter} -> {cfg.max_iters}; each evaluation: {eval_batches} batch"
+          f"{'es' if eval_batches > 1 else ''} of {cfg.batch_size} x {cfg.block_size} per split")
+    if run.resumed is not None:
+        preflight.explain_schedule(cfg, run.run_config["schedule"], run.start_iter)
+
+
+def _learning_rate(cfg: TrainConfig, iter_num: int) -> float:
+    """Linear warmup, then cosine decay from cfg.lr to lr / 10 at cfg.lr_decay_iters."""
+    return optim.cosine_with_warmup(iter_num, cfg.lr, cfg.warmup_iters, cfg.lr_decay_iters, cfg.lr / 10)
+
+
+def _evaluate(run: _Run, iter_num: int, t_start: float, save: bool) -> bool:
+    """Estimate both losses, log them, and (if `save`) checkpoint; returns whether it saved."""
+    losses = estimate_loss(run.model, run.data, run.cfg, run.device)
+    preflight.check_finite(losses["train"], iter_num, run.out_dir)
+    preflight.check_finite(losses["val"], iter_num, run.out_dir)
+    run.best_val_loss = min(run.best_val_loss, losses["val"])
+    # Every record's lr is the one the last step used, as in the per-step records.
+    run.metrics.append({"iter": iter_num, "train_loss": losses["train"], "val_loss": losses["val"],
+                        "lr": _learning_rate(run.cfg, max(iter_num - 1, 0)),
+                        "elapsed_s": round(time.perf_counter() - t_start, 2)})
+    write(f"iter {iter_num}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
+    if save:  # (the fresh weights are not worth a file, nor a curve of one point)
+        _save(run, iter_num)
+    return save
+
+
+def _save(run: _Run, iter_num: int) -> None:
+    """Checkpoint the run at `iter_num` (model, optimizer, generators, metrics), then redraw the loss curve."""
+    state = {"iter_num": iter_num, "best_val_loss": run.best_val_loss,
+             "batch_rng": run.batch_rng.bit_generator.state, "minigrad_rng": mg.random.get_rng_state()}
+    try:
+        checkpoint.save_checkpoint(run.out_dir, run.model, run.optimizer, run.data.tokenizer, run.run_config, state,
+                                   run.metrics, allow_earlier=run.cfg.overwrite)
+    except OSError as error:  # a full disk, a folder gone: the previous checkpoint is intact
+        raise TrainingError(f"could not save the checkpoint of iteration {iter_num} in {run.out_dir} "
+                            f"({error.strerror or error}); {preflight.kept(run.out_dir)}") from None
+    plot_losses(run.metrics, run.out_dir / "loss_curve.png")
+
+
+def _interrupted(run: _Run, iter_num: int, saved: bool) -> TrainResult:
+    """The end of a run stopped by Ctrl-C: save (unless this iteration was just saved), and say how to go on."""
+    if not saved:
+        _save(run, iter_num)
+    write(f"interrupted at iteration {iter_num}: checkpoint saved in {run.out_dir}; continue with "
+          f"`minigpt train --resume --out-dir {run.out_dir}`")
+    return TrainResult(iter_num, run.best_val_loss, interrupted=True)
+
+
+def _log_step(run: _Run, bar: Progress, iter_num: int, loss: mg.Tensor, lr: float, threads: int | None,
+              t_log: float) -> float:
+    """Read the training loss back (the only device sync between evaluations), check it, and record it with the
+    tokens per second since the last log; returns the time of this log."""
+    cfg = run.cfg
+    loss_value = loss.item()
+    preflight.check_finite(loss_value, iter_num, run.out_dir)
+    now = time.perf_counter()
+    tokens_per_s = cfg.log_interval * cfg.batch_size * cfg.block_size / (now - t_log)
+    run.metrics.append({"iter": iter_num, "loss": loss_value, "lr": lr, "tokens_per_s": round(tokens_per_s, 1),
+                        "threads": threads})
+    bar.set_postfix(loss=f"{loss_value:.4f}", lr=f"{lr:.2e}", tok_s=f"{tokens_per_s:,.0f}")
+    return now
+
+
+def _say_done(run: _Run, iter_num: int, seconds: float) -> None:
+    ran = iter_num - run.start_iter
+    if ran == 0 and run.resumed is not None:
+        write(f"nothing to do: the checkpoint in {run.out_dir} is already at iteration {iter_num} (--max-iters); "
               "give a larger --max-iters to train on")
     elif ran == 0:
         write("done: 0 iterations (--max-iters 0): the untrained model was evaluated; no checkpoint written")
     else:
-        write(f"done: {ran} iterations ({start_iter} -> {iter_num}) in {seconds:.1f} s, best val loss "
-              f"{best_val_loss:.4f}; checkpoint in {out_dir}")
-    return TrainResult(iter_num, best_val_loss, interrupted=False)
+        write(f"done: {ran} iterations ({run.start_iter} -> {iter_num}) in {seconds:.1f} s, best val loss "
+              f"{run.best_val_loss:.4f}; checkpoint in {run.out_dir}")
 
 
 def evaluation_batches(cfg: TrainConfig) -> int:

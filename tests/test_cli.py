@@ -129,6 +129,22 @@ def test_ctrl_c_saves_a_checkpoint_and_exits_without_a_traceback(tmp_path):
     assert (out / "loss_curve.png").exists()  # the curve up to the interruption, beside its checkpoint
 
 
+def test_draw_loads_the_checkpoint_with_every_check_and_draws_its_graph(trained, tmp_path, capsys):
+    out = tmp_path / "gpt.dot"
+    assert main(["draw", "--out-dir", str(trained / "out"), "--collapse", "--format", "dot", "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "rankdir=TB" in text and "transformer.h.0" in text and "transformer.h.1" in text
+    assert f"wrote {out}" in capsys.readouterr().out
+    assert run(["draw", "--out-dir", str(trained / "input.txt")]) == 2  # not a checkpoint folder: one line
+    assert "a file, not a checkpoint folder" in capsys.readouterr().err
+
+
+def test_the_engine_never_imports_the_model():
+    code = "import sys, minigrad, minigrad.viz.__main__; print('minigpt' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
 def test_python_dash_m_minigpt_shows_help():
     result = subprocess.run([sys.executable, "-m", "minigpt", "train", "--help"], capture_output=True, text=True)
     assert result.returncode == 0

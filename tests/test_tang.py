@@ -8,9 +8,11 @@ import pytest
 
 from minigpt.checkpoint import load_model
 from minigpt.cli import main
+from minigpt.config import CORPUS_DEFAULTS, TrainConfig
 from minigpt.corpus import TANG_FILE, load_corpus, load_tang, split_poems
 from minigpt.data import DataError, load_dataset
-from minigpt.train import CORPUS_DEFAULTS, ConfigError, TrainConfig, train
+from minigpt.errors import ConfigError
+from minigpt.train import train
 
 # The figures in minigpt/corpora/README.md; they change only when the corpus is derived again.
 POEMS, VOCAB, VAL_POEMS = 35_087, 6_445, 3_508

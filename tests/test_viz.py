@@ -298,21 +298,6 @@ def test_importing_minigrad_does_not_import_the_drawing_libraries():
     assert out.strip() == "[]"
 
 
-def test_command_draws_a_checkpoint(tmp_path, gpt_loss):
-    import dataclasses
-    import json
-
-    from minigrad.viz.__main__ import main
-
-    model, _ = gpt_loss
-    (tmp_path / "config.json").write_text(json.dumps({"model": dataclasses.asdict(model.config)}))
-    mg.save(model.state_dict(), tmp_path / "model.safetensors")
-    out = tmp_path / "gpt.dot"
-    assert main(["--checkpoint", str(tmp_path), "--collapse", "--format", "dot", "--out", str(out)]) == 0
-    text = out.read_text()
-    assert len(nodes(text, "m")) == 2 and "rankdir=TB" in text
-
-
 def test_drawing_works_on_every_device(device):
     a = mg.tensor([1.0, -2.0], requires_grad=True, device=device)
     W = mg.randn(3, 2, requires_grad=True, device=device)

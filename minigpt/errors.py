@@ -1,0 +1,14 @@
+"""The two errors `minigpt train` raises, each caught by the command and shown as one line (cli.py).
+
+A damaged checkpoint is the third kind a user meets: `CheckpointError`, beside the checks it names, in schema.py.
+Read next: config.py.
+"""
+
+
+class ConfigError(ValueError):
+    """Settings that cannot work (a bad value, a missing GPU, a checkpoint from another configuration)."""
+
+
+class TrainingError(RuntimeError):
+    """A run that had to stop: its loss stopped being finite, or a checkpoint could not be written.
+    The last good checkpoint is kept."""

@@ -26,16 +26,18 @@ Reading is as careful. Every file goes through minigrad's `open_regular_file` (n
 and no more bytes than the manifest declares and the model's size allows), must match its size and hash,
 and is checked field by field (schema.py) before anything is built from it. A damaged or hostile file is
 refused in one line that names the file and the field, and so are non-finite weights.
-train.py calls `save_checkpoint` after each evaluation and on Ctrl-C.
+train.py calls `save_checkpoint` after each evaluation and on Ctrl-C or SIGTERM.
 Read next: schema.py (what each file must hold), then sizing.py.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -235,12 +237,15 @@ def load_checkpoint(out_dir: str | Path, with_optimizer: bool = True) -> Checkpo
     needed = sizing.model_bytes(model_config) + 2 * sizing.FLOAT_BYTES * n_params
     _check_memory(needed, f"{paths[CONFIG]}: model: {n_params:,} parameters")
     max_array_bytes = 4 * sizing.FLOAT_BYTES * n_params + HEADER_BYTES
-    model_state = serialization.from_bytes(folder.bytes(MODEL, max_array_bytes), str(paths[MODEL]))
+    with _nested_too_deeply(paths[MODEL]):
+        model_state = serialization.from_bytes(folder.bytes(MODEL, max_array_bytes), str(paths[MODEL]))
     schema.finite(model_state, paths[MODEL])
     try:
         tokenizer = CharTokenizer.from_json(folder.bytes(TOKENIZER, MAX_JSON_BYTES[TOKENIZER]).decode("utf-8"))
     except (ValueError, TypeError) as error:  # also a UnicodeDecodeError
         raise CheckpointError(f"{paths[TOKENIZER]}: {error}") from None
+    except RecursionError:
+        raise CheckpointError(f"{paths[TOKENIZER]}: not valid JSON (nested too deeply)") from None
     if tokenizer.vocab_size != model_config.vocab_size:
         raise CheckpointError(f"{paths[TOKENIZER]}: {tokenizer.vocab_size} characters, the model's vocab_size is "
                               f"{model_config.vocab_size}")
@@ -248,12 +253,13 @@ def load_checkpoint(out_dir: str | Path, with_optimizer: bool = True) -> Checkpo
     optimizer_state = None
     if with_optimizer:
         data = folder.bytes(OPTIMIZER, max_array_bytes)
-        tensors = serialization.from_bytes(data, str(paths[OPTIMIZER]))
-        try:
-            metadata = serialization.metadata_from_bytes(data, str(paths[OPTIMIZER]))
-            optimizer_state = optim.unflatten_state_dict(tensors, metadata)
-        except ValueError as error:
-            raise CheckpointError(f"{paths[OPTIMIZER]}: {error}") from None
+        with _nested_too_deeply(paths[OPTIMIZER]):
+            tensors = serialization.from_bytes(data, str(paths[OPTIMIZER]))
+            try:
+                metadata = serialization.metadata_from_bytes(data, str(paths[OPTIMIZER]))
+                optimizer_state = optim.unflatten_state_dict(tensors, metadata)
+            except ValueError as error:
+                raise CheckpointError(f"{paths[OPTIMIZER]}: {error}") from None
     metrics = schema.metrics(folder.bytes(METRICS, MAX_JSON_BYTES[METRICS]), paths[METRICS])
     return Checkpoint(folder.iter_num, config, model_config, state, tokenizer, model_state, optimizer_state, metrics,
                       folder.out_dir)
@@ -287,6 +293,15 @@ def load_model(out_dir: str | Path, device: str = "cpu") -> tuple[GPT, CharToken
     model.to(device)
     model.eval()
     return model, checkpoint.tokenizer
+
+
+@contextlib.contextmanager
+def _nested_too_deeply(path: Path) -> Iterator[None]:
+    """A safetensors header is JSON too: one nested [[[[... deep stops Python's parser with a RecursionError."""
+    try:
+        yield
+    except RecursionError:
+        raise CheckpointError(f"{path}: not a valid safetensors file: its header is nested too deeply") from None
 
 
 def _check_memory(needed: int, what: str) -> None:

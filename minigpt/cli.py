@@ -10,13 +10,16 @@
 
 Bad arguments or input (flags, a data file, a damaged checkpoint) get one line on stderr naming what is wrong,
 and exit status 2, never a traceback. A run that has to stop (its loss diverged, the disk is full) says why in
-one line and exits with status 1, its last good checkpoint kept. Ctrl-C saves a checkpoint and exits with 130.
+one line and exits with status 1, its last good checkpoint kept. Ctrl-C and SIGTERM save a checkpoint and exit
+with 128 + the signal's number (130, 143), as a process stopped by it would. Output into a pipe whose reader
+has gone (`minigpt train | head`) stops quietly, as a Unix tool's does: training saves and exits with 141.
 Read next: interop.py, which moves the weights to and from nanoGPT / PyTorch.
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
 from dataclasses import fields
@@ -26,15 +29,17 @@ import numpy as np
 
 import minigrad as mg
 from minigpt.checkpoint import load_model
-from minigpt.config import CORPUS_DEFAULTS, TrainConfig
+from minigpt.config import CORPUS_DEFAULTS, MAX_THREADS, TrainConfig
 from minigpt.corpus import CORPORA
 from minigpt.data import DataError
 from minigpt.errors import ConfigError, TrainingError
+from minigpt.progress import discard_stdout
 from minigpt.tokenizer import UnknownCharacterError
 from minigpt.train import config_for_resume, train
 from minigrad.viz.render import FORMATS
 
 DEFAULTS = TrainConfig()
+SIGPIPE = getattr(signal, "SIGPIPE", 13)  # (13 on every Unix; Windows has no such signal)
 TANG = CORPUS_DEFAULTS["tang"]  # where --corpus tang's defaults differ, --help shows both
 
 
@@ -56,6 +61,13 @@ def _non_negative_int(text: str) -> int:
     value = int(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
+    return value
+
+
+def _thread_count(text: str) -> int:
+    value = _non_negative_int(text)
+    if value > MAX_THREADS:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_THREADS}, got {text}")
     return value
 
 
@@ -91,6 +103,7 @@ def _top_p(text: str) -> float:
 # So that argparse names the expected kind of value in its error ("invalid positive integer value: 'x'").
 _positive_int.__name__ = "positive integer"
 _non_negative_int.__name__ = "non-negative integer"
+_thread_count.__name__ = "thread count"
 _non_negative_float.__name__ = "non-negative number"
 _fraction.__name__ = "fraction"
 _device.__name__ = "device"
@@ -103,7 +116,10 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="{train,sample,draw}",
                                      parser_class=_Parser)
     train = commands.add_parser("train", help="train a GPT (the built-in Shakespeare corpus by default)",
-                                description="Train a character-level GPT; defaults are nanoGPT's CPU settings.")
+                                description="Train a character-level GPT; defaults are nanoGPT's CPU settings. "
+                                "Ctrl-C or SIGTERM saves a checkpoint after the current step and exits (status 130 "
+                                "or 143; a second one quits at once); so does a closed stdout (`minigpt train | "
+                                "head`), quietly, with status 141, as a Unix tool stops when its reader goes away.")
     _add_io_flags(train.add_argument_group("I/O"))
     _add_model_flags(train.add_argument_group("data and model"))
     _add_optimisation_flags(train.add_argument_group("optimisation"))
@@ -137,10 +153,11 @@ def _add_io_flags(group: Any) -> None:
                                "and --data may be given)")
     existing.add_argument("--overwrite", action="store_true",
                           help="start a new run even though --out-dir holds a checkpoint, which the new run's first "
-                               "save replaces (without this, such a run is refused)")
+                               "save (at its first evaluation) replaces; Ctrl-C before then keeps the old one as it "
+                               "was (without this flag, such a run is refused)")
     group.add_argument("--device", default=None, type=_device, metavar="{cpu,cuda}",
                        help=f"where to train: cpu (NumPy) or cuda (CuPy, an NVIDIA GPU) (default: {d.device})")
-    group.add_argument("--threads", default=None, type=_non_negative_int, metavar="N",
+    group.add_argument("--threads", default=None, type=_thread_count, metavar="N",
                        help="BLAS threads for the CPU's matrix products; 0 measures the fastest count as the run "
                             "goes, which keeps a busy machine from slowing it down many times (default: 0)")
     _flag(group, "--eval-interval", "evaluate and checkpoint every N iterations", type=_positive_int, metavar="N")
@@ -177,7 +194,8 @@ def _add_optimisation_flags(group: Any) -> None:
 
 def _add_sample_parser(commands: Any) -> None:
     sample = commands.add_parser("sample", help="print text from a trained checkpoint",
-                                 description="Load the checkpoint in --out-dir and continue a prompt.")
+                                 description="Load the checkpoint in --out-dir and continue a prompt. Into a pipe "
+                                 "closed early (`minigpt sample | head`) it stops quietly, with status 141.")
     sample.add_argument("--out-dir", metavar="DIR", default=DEFAULTS.out_dir,
                         help=f"the checkpoint folder (default: {DEFAULTS.out_dir}/)")
     sample.add_argument("--prompt", default="", help="text to continue (default: start a new line)")
@@ -214,8 +232,16 @@ def _add_draw_parser(commands: Any) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the `minigpt` command; returns the exit status (0 ok, 1 a run that had to stop, 2 bad input, 130 Ctrl-C)."""
-    args = build_parser().parse_args(argv)
+    """Run the `minigpt` command; returns the exit status: 0 ok, 1 a run that had to stop, 2 bad input, and
+    128 + the signal's number when one stopped it (130 Ctrl-C, 143 SIGTERM, 141 a closed stdout)."""
+    try:
+        return _run(build_parser().parse_args(argv))
+    except BrokenPipeError:  # the reader of stdout has gone (`minigpt sample | head`): stop quietly, as Unix tools do
+        discard_stdout()
+        return 128 + SIGPIPE
+
+
+def _run(args: argparse.Namespace) -> int:
     prog = f"minigpt {args.command}"
     try:
         if args.command == "train":
@@ -229,12 +255,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TrainingError as error:
         print(f"{prog}: stopped: {error}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        raise
     except OSError as error:  # the machine's, not the input's: a full disk, a folder removed under us
         print(f"{prog}: error: {error}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:  # a second Ctrl-C: stop at once, without saving
+    except KeyboardInterrupt as error:  # a second Ctrl-C or SIGTERM: stop at once, without saving
         print(f"\n{prog}: interrupted", file=sys.stderr)
-        return 130
+        return 128 + getattr(error, "signum", signal.SIGINT)
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -247,7 +275,7 @@ def _train(args: argparse.Namespace) -> int:
     else:
         config = TrainConfig.for_corpus(given.pop("corpus", DEFAULTS.corpus), **given, overwrite=args.overwrite)
     result = train(config)
-    return 130 if result.interrupted else 0
+    return 128 + result.signum if result.interrupted else 0
 
 
 def _sample(args: argparse.Namespace) -> int:

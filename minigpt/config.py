@@ -135,6 +135,8 @@ class TrainConfig:
                     problem = f"must be in [0, 1), got {value!r}"
                 elif value < 0:
                     problem = f"must be 0 or more, got {value!r}"
+                elif field.name == "threads" and value > MAX_THREADS:
+                    problem = f"must be at most {MAX_THREADS}, got {value!r}"
             if problem:
                 raise ConfigError(f"{field.name} {problem}")
 
@@ -153,6 +155,7 @@ class TrainConfig:
 CORPUS_DEFAULTS: dict[str, dict[str, Any]] = {"shakespeare": {}, "tang": {"eval_interval": 500}}
 
 
+MAX_THREADS = 1024  # more BLAS threads than any machine has cores (a larger count overflows BLAS's C int)
 _AT_LEAST_ONE = ("eval_interval", "eval_iters", "log_interval", "batch_size", "block_size", "n_layer", "n_head",
                  "n_embd")
 _FRACTIONS = ("dropout", "beta1", "beta2")  # in [0, 1); every other number must be 0 or more

@@ -28,6 +28,10 @@ import numpy as np
 from minigpt.tokenizer import CharTokenizer
 
 VAL_FRACTION = 0.1  # the last 10% of the text is held out for validation
+# The largest --data file read: the text is held whole, as bytes, as a str and as int64 token ids (8 bytes a
+# character), so a run needs about ten times the file's size in memory; a character-level model learns from a
+# few MB (Shakespeare's plays are 5 MB).
+MAX_DATA_BYTES = 2**28  # 256 MiB
 
 
 class DataError(ValueError):
@@ -52,8 +56,15 @@ def read_text(path: str | Path) -> str:
         raise DataError(f"--data {path}: no such file")
     if not path.is_file():
         raise DataError(f"--data {path}: not a file")
+    too_big = f"--data {path}: {{:,}} bytes, more than the {MAX_DATA_BYTES:,} (256 MiB) a run reads whole"
     try:
-        text = path.read_bytes().decode("utf-8")
+        if path.stat().st_size > MAX_DATA_BYTES:
+            raise DataError(too_big.format(path.stat().st_size))
+        with path.open("rb") as file:
+            data = file.read(MAX_DATA_BYTES + 1)  # no further, should the file grow meanwhile
+        if len(data) > MAX_DATA_BYTES:
+            raise DataError(too_big.format(len(data)))
+        text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise DataError(f"--data {path}: not UTF-8 text (byte {error.start} cannot be decoded)") from None
     except OSError as error:

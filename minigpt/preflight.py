@@ -73,10 +73,12 @@ def check_memory(config: GPTConfig, batch_size: int, device: str) -> None:
                           "use a smaller --block-size, --batch-size, --n-embd or --n-layer")
 
 
-def check_finite(loss: float, iter_num: int, out_dir: Path) -> None:
+def check_finite(loss: float, iter_num: int, cfg: TrainConfig) -> None:
+    """A TrainingError when the loss is no longer finite, with a hint that applies to this run's settings."""
     if not math.isfinite(loss):
-        raise TrainingError(f"the loss is {loss} at iteration {iter_num}: training diverged (a lower --lr, or "
-                            f"--grad-clip 1, may help); {kept(out_dir)}")
+        clip = ", or clip the gradient norm with --grad-clip 1" if cfg.grad_clip == 0 else ""
+        raise TrainingError(f"the loss is {loss} at iteration {iter_num}: training diverged; lower --lr "
+                            f"({cfg.lr:g} here){clip}; {kept(Path(cfg.out_dir))}")
 
 
 def kept(out_dir: Path) -> str:

@@ -6,11 +6,16 @@ terminal, `Progress` prints a plain line whenever PLAIN_INTERVAL_S seconds of wa
 last one (checked at each update):
 
     train 420/2000 (21%) loss=2.1043 lr=9.4e-04 tok_s=27,310 [17 s]
+
+When the reader of stdout goes away (`minigpt train | head`), the first write that meets the closed pipe sends
+the rest of stdout to os.devnull (`discard_stdout`): the output stops quietly, as a Unix tool's does, instead of a
+BrokenPipeError at every later line.
 Read next: checkpoint.py.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -55,8 +60,11 @@ class Progress:
             return
         percent = f" ({100 * self.n / self.total:.0f}%)" if self.total else ""
         figures = "".join(f" {key}={value}" for key, value in self.postfix.items())
-        print(f"{self.desc} {self.n}/{self.total}{percent}{figures} [{self.clock() - self.start:.0f} s]",
-              file=self.out, flush=True)
+        try:
+            print(f"{self.desc} {self.n}/{self.total}{percent}{figures} [{self.clock() - self.start:.0f} s]",
+                  file=self.out, flush=True)
+        except BrokenPipeError:
+            discard_stdout()
         self.last_line = self.clock()
 
     def close(self) -> None:
@@ -65,6 +73,19 @@ class Progress:
 
 
 def write(message: str) -> None:
-    """Print a message line without breaking a bar that is being drawn."""
-    tqdm.write(message)
-    sys.stdout.flush()
+    """Print a message line without breaking a bar that is being drawn (nothing, once stdout's reader has gone)."""
+    try:
+        tqdm.write(message)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        discard_stdout()
+
+
+def discard_stdout() -> None:
+    """Point stdout's file descriptor at os.devnull: its reader has gone, and what is still to be written
+    (the rest of the run's lines, and what Python flushes at exit) goes nowhere, without an error."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)

@@ -107,6 +107,8 @@ def parse_json(data: bytes, path: Any) -> Any:
         raise CheckpointError(f"{path}: not UTF-8 text (byte {error.start})") from None
     except ValueError as error:
         raise CheckpointError(f"{path}: not valid JSON ({error})") from None
+    except RecursionError:  # [[[[...: Python's parser gives up past its recursion limit
+        raise CheckpointError(f"{path}: not valid JSON (nested too deeply)") from None
 
 
 def _no_constant(name: str) -> None:

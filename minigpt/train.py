@@ -30,6 +30,7 @@ import math
 import signal
 import threading
 import time
+from collections.abc import Callable
 from contextlib import closing
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -41,7 +42,7 @@ import minigrad as mg
 from minigpt import checkpoint, preflight, schema
 from minigpt.config import GPTConfig, TrainConfig
 from minigpt.data import Dataset, get_batch, load_dataset
-from minigpt.errors import ConfigError, TrainingError
+from minigpt.errors import ConfigError, Interrupted, TrainingError
 from minigpt.model import GPT
 from minigpt.progress import Progress, write
 from minigpt.threads import thread_chooser
@@ -52,7 +53,8 @@ from minigrad import nn, optim
 class TrainResult:
     iter_num: int
     best_val_loss: float
-    interrupted: bool  # stopped by Ctrl-C (a checkpoint was written)
+    interrupted: bool  # stopped by Ctrl-C, SIGTERM or a closed stdout (a checkpoint was written, or the old one kept)
+    signum: int = 0  # the signal that stopped it (SIGINT, SIGTERM, SIGPIPE); 0: it ran to the end
 
 
 @dataclass
@@ -71,6 +73,9 @@ class _Run:
     start_iter: int = 0
     best_val_loss: float = math.inf
     metrics: list[dict[str, Any]] = field(default_factory=list)
+    # --overwrite over a checkpoint: it stays as it was until this run's first evaluation saves (so that Ctrl-C,
+    # the way to abort a mistaken --overwrite, never replaces a trained run with a barely started one)
+    keep_old: bool = False
 
     @property
     def out_dir(self) -> Path:
@@ -81,28 +86,30 @@ def train(cfg: TrainConfig) -> TrainResult:
     """Train (or, with cfg.resume, continue training) a GPT as `cfg` says; checkpoints go to cfg.out_dir."""
     run = _prepare(cfg)  # 1. data, 2. model, 3. optimizer, 4. resume
     cfg, model, optimizer = run.cfg, run.model, run.optimizer
-    _announce(run)
-    threads, how = thread_chooser(cfg.threads, run.device)
-    write(how)
-
-    # 5. loop ------------------------------------------------------------------------------------
-    stop = _StopOnCtrlC()
+    stop = _StopOnSignals(saves=lambda: not run.keep_old)
     bar = Progress(cfg.max_iters, "train", initial=run.start_iter)
-    iter_num, t_start = run.start_iter, time.perf_counter()
-    t_log = t_start  # tokens/s is measured over each log interval, evaluation excluded
-    resumed_at = run.start_iter if run.resumed is not None else None
-    with stop, closing(bar):
+    # A diverging run overflows in NumPy long before its loss is read back; check_finite then stops it with one
+    # line, which NumPy's RuntimeWarnings would only precede and repeat.
+    with stop, closing(bar), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        _announce(run)  # (from here on, a closed stdout stops the run: see _StopOnSignals)
+        threads, how = thread_chooser(cfg.threads, run.device)
+        write(how)
+
+        # 5. loop --------------------------------------------------------------------------------
+        iter_num, t_start = run.start_iter, time.perf_counter()
+        t_log = t_start  # tokens/s is measured over each log interval, evaluation excluded
+        resumed_at = run.start_iter if run.resumed is not None else None
         while True:
             # evaluate, log and checkpoint every eval_interval iterations and at the end (not again right after
             # a resume: that checkpoint is the one we just loaded)
             at_end, saved = iter_num == cfg.max_iters, False
             if (iter_num % cfg.eval_interval == 0 or at_end) and iter_num != resumed_at:
-                saved = _evaluate(run, iter_num, t_start, save=iter_num > 0 or stop.requested)
+                saved = _evaluate(run, iter_num, t_start, save=iter_num > 0 or (stop.requested and not run.keep_old))
                 t_log = time.perf_counter()
             if at_end:
                 break
             if stop.requested:
-                return _interrupted(run, iter_num, saved)
+                return _interrupted(run, iter_num, saved, stop.signum)
 
             # the learning rate is a function of the iteration alone (so a resumed run follows the same curve)
             lr = _learning_rate(cfg, iter_num)
@@ -168,7 +175,8 @@ def _prepare(cfg: TrainConfig) -> _Run:
     data_path = str(Path(cfg.data).resolve()) if cfg.data is not None else None  # resumable from anywhere
     run_config = {"model": model.config.to_dict(), "train": asdict(replace(cfg, data=data_path)),
                   "data": {"name": data.name, "sha256": data.sha256}, "schedule": schedule}
-    run = _Run(cfg, device, data, model, optimizer, resumed, run_config, np.random.default_rng(cfg.seed))
+    run = _Run(cfg, device, data, model, optimizer, resumed, run_config, np.random.default_rng(cfg.seed),
+               keep_old=cfg.overwrite and checkpoint.exists(out_dir))
     if resumed is not None:
         _resume(run, resumed)
     checkpoint.recover(out_dir)  # what an interrupted save left behind: finished, or removed
@@ -231,8 +239,8 @@ def _learning_rate(cfg: TrainConfig, iter_num: int) -> float:
 def _evaluate(run: _Run, iter_num: int, t_start: float, save: bool) -> bool:
     """Estimate both losses, log them, and (if `save`) checkpoint; returns whether it saved."""
     losses = estimate_loss(run.model, run.data, run.cfg, run.device)
-    preflight.check_finite(losses["train"], iter_num, run.out_dir)
-    preflight.check_finite(losses["val"], iter_num, run.out_dir)
+    preflight.check_finite(losses["train"], iter_num, run.cfg)
+    preflight.check_finite(losses["val"], iter_num, run.cfg)
     run.best_val_loss = min(run.best_val_loss, losses["val"])
     # Every record's lr is the one the last step used, as in the per-step records.
     run.metrics.append({"iter": iter_num, "train_loss": losses["train"], "val_loss": losses["val"],
@@ -254,16 +262,22 @@ def _save(run: _Run, iter_num: int) -> None:
     except OSError as error:  # a full disk, a folder gone: the previous checkpoint is intact
         raise TrainingError(f"could not save the checkpoint of iteration {iter_num} in {run.out_dir} "
                             f"({error.strerror or error}); {preflight.kept(run.out_dir)}") from None
+    run.keep_old = False
     plot_losses(run.metrics, run.out_dir / "loss_curve.png")
 
 
-def _interrupted(run: _Run, iter_num: int, saved: bool) -> TrainResult:
-    """The end of a run stopped by Ctrl-C: save (unless this iteration was just saved), and say how to go on."""
+def _interrupted(run: _Run, iter_num: int, saved: bool, signum: int) -> TrainResult:
+    """The end of a run stopped by a signal: save (unless this iteration was just saved, or --overwrite's old
+    checkpoint is still to be kept), and say how to go on."""
+    if run.keep_old:
+        write(f"interrupted at iteration {iter_num}, before this run's first save: {preflight.kept(run.out_dir)} as "
+              "it was (--overwrite replaces it at the new run's first evaluation)")
+        return TrainResult(iter_num, run.best_val_loss, interrupted=True, signum=signum)
     if not saved:
         _save(run, iter_num)
     write(f"interrupted at iteration {iter_num}: checkpoint saved in {run.out_dir}; continue with "
           f"`minigpt train --resume --out-dir {run.out_dir}`")
-    return TrainResult(iter_num, run.best_val_loss, interrupted=True)
+    return TrainResult(iter_num, run.best_val_loss, interrupted=True, signum=signum)
 
 
 def _log_step(run: _Run, bar: Progress, iter_num: int, loss: mg.Tensor, lr: float, threads: int | None,
@@ -272,7 +286,7 @@ def _log_step(run: _Run, bar: Progress, iter_num: int, loss: mg.Tensor, lr: floa
     tokens per second since the last log; returns the time of this log."""
     cfg = run.cfg
     loss_value = loss.item()
-    preflight.check_finite(loss_value, iter_num, run.out_dir)
+    preflight.check_finite(loss_value, iter_num, run.cfg)
     now = time.perf_counter()
     tokens_per_s = cfg.log_interval * cfg.batch_size * cfg.block_size / (now - t_log)
     run.metrics.append({"iter": iter_num, "loss": loss_value, "lr": lr, "tokens_per_s": round(tokens_per_s, 1),
@@ -356,30 +370,46 @@ def config_for_resume(out_dir: str | Path, given: dict[str, Any]) -> TrainConfig
     return TrainConfig(**{**saved, **given, "out_dir": str(out_dir), "resume": True, "overwrite": False})
 
 
-class _StopOnCtrlC:
-    """While active, the first Ctrl-C (SIGINT) only sets `requested`: the loop finishes its step, saves, and
-    returns. A second Ctrl-C stops at once (KeyboardInterrupt), without saving."""
+class _StopOnSignals:
+    """While active, the first Ctrl-C (SIGINT) or SIGTERM (a `timeout`, a container stop, a batch scheduler) only
+    sets `signum`: the loop finishes its step, saves, and returns. A second one stops at once (Interrupted),
+    without saving.
 
-    def __init__(self) -> None:
-        self.requested = False
-        self._installed = False
-        self._previous: Any = None
+    SIGPIPE comes when the reader of our stdout has gone (`minigpt train | head`): the run stops in the same way,
+    quietly, as a Unix tool does (the write that met the closed pipe sent the rest of stdout to os.devnull, in
+    progress.py). Outside this block Python ignores SIGPIPE, as it always does.
+    """
+
+    SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGPIPE") if hasattr(signal, name))
+
+    def __init__(self, saves: Callable[[], bool]) -> None:
+        self.signum = 0
+        self.saves = saves  # whether stopping now writes a checkpoint (for the message)
+        self._previous: dict[int, Any] = {}
+
+    @property
+    def requested(self) -> bool:
+        return self.signum != 0
 
     def _handle(self, signum: int, frame: Any) -> None:
+        if signum == getattr(signal, "SIGPIPE", None):
+            self.signum = self.signum or signum  # nobody is reading: say nothing
+            return
         if self.requested:
-            raise KeyboardInterrupt
-        self.requested = True
-        write("stopping: saving a checkpoint after this step (Ctrl-C again to quit without saving)")
+            raise Interrupted(signum)
+        self.signum = signum
+        again = "Ctrl-C again" if signum == signal.SIGINT else f"{signal.Signals(signum).name} again"
+        then = "saving a checkpoint after this step" if self.saves() else "stopping after this step"
+        write(f"stopping: {then} ({again} to quit at once, without saving)")
 
-    def __enter__(self) -> _StopOnCtrlC:
+    def __enter__(self) -> _StopOnSignals:
         if threading.current_thread() is threading.main_thread():  # signals can only be caught there
-            self._previous = signal.signal(signal.SIGINT, self._handle)
-            self._installed = True
+            self._previous = {signum: signal.signal(signum, self._handle) for signum in self.SIGNALS}
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
-        if self._installed:  # (the previous handler may be None: one installed outside Python)
-            signal.signal(signal.SIGINT, self._previous if self._previous is not None else signal.SIG_DFL)
+        for signum, previous in self._previous.items():  # (a previous handler may be None: one set outside Python)
+            signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
 
 
 def read_metrics(out_dir: str | Path) -> list[dict[str, Any]]:

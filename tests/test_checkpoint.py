@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +20,13 @@ from minigpt import checkpoint
 from minigpt.checkpoint import CheckpointError, load_checkpoint, load_model
 
 OLD, NEW = 10, 20  # the iterations of the checkpoint in the folder, and of the one being saved
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cwd(tmp_path, monkeypatch):
+    """Each test in its own folder: a run's default out/ never comes from, or goes to, the checkout."""
+    monkeypatch.chdir(tmp_path)
 
 
 def wte(out_dir):
@@ -144,7 +152,8 @@ def test_kill_minus_9_during_saves_leaves_a_checkpoint_that_loads(tmp_path):
     write_checkpoint(out, 1)
     rng, last = random.Random(0), 1
     for _ in range(4):
-        saver = subprocess.Popen([sys.executable, "-c", SAVER, str(out)], stdout=subprocess.PIPE, text=True)
+        saver = subprocess.Popen([sys.executable, "-c", SAVER, str(out)], stdout=subprocess.PIPE, text=True,
+                                 env={**os.environ, "PYTHONPATH": str(ROOT)})  # this checkout's minigpt
         try:
             assert saver.stdout.readline() == "saved\n"
             time.sleep(rng.uniform(0, 0.2))  # a save takes about 0.1 s (fsync): the kill comes in one

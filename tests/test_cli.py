@@ -1,23 +1,41 @@
 """The `minigpt` command: sampling, one-line errors with exit status 2 (bad flags, bad input, a folder that holds
-a checkpoint already), a run that must stop (exit status 1), and Ctrl-C during training."""
+a checkpoint already), a run that must stop (exit status 1), and what a Unix tool does on signals: Ctrl-C and
+SIGTERM save and exit with 128 + the signal's number, a closed pipe stops the output quietly.
+
+Every test runs in a fresh temporary folder (the `_fresh_cwd` fixture below): a run's default out/ never leaks from
+one test into another, or from the checkout into a test. Commands run as subprocesses import this checkout's code.
+"""
 
 import io
 import os
 import signal
 import subprocess
 import sys
+import warnings
+from pathlib import Path
 
 import pytest
 from checkpoint_helpers import snapshot, write_checkpoint
 
 import minigrad as mg
-from minigpt import checkpoint
+from minigpt import checkpoint, data
 from minigpt.cli import main
 from minigpt.progress import PLAIN_INTERVAL_S, Progress
 from minigpt.train import TrainConfig, train
 
 TINY = dict(n_layer=2, n_head=2, n_embd=32, block_size=16, batch_size=8, eval_iters=2, warmup_iters=5)
 TEXT = "First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n\n" * 30
+TINY_FLAGS = ["--n-layer", "1", "--n-head", "2", "--n-embd", "16", "--block-size", "8", "--batch-size", "4",
+              "--eval-iters", "1"]
+ROOT = Path(__file__).resolve().parent.parent
+# One BLAS thread: small matrices gain nothing from more, and this machine may be busy. PYTHONPATH: a subprocess
+# started in a temporary folder imports the minigpt of this checkout, as the tests themselves do.
+ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cwd(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +97,7 @@ def run(argv):
         ("sample --out-dir {dir}/nowhere", "no such folder"),
         ("train --n-layer zero", "argument --n-layer: invalid positive integer value: 'zero'"),
         ("train --dropout 1.5", "argument --dropout: must be in [0, 1)"),
+        ("train --threads 100000000000000000000", "argument --threads: must be at most 1024, got 1000000000000000"),
         ("sample --out-dir {dir}/out --top-p 0", "argument --top-p: must be in (0, 1]"),
     ],
 )
@@ -103,30 +122,100 @@ def test_cuda_without_a_gpu_says_what_to_install(trained, capsys):
     assert "pip install -e '.[cuda12]'" in capsys.readouterr().err
 
 
-def test_ctrl_c_saves_a_checkpoint_and_exits_without_a_traceback(tmp_path):
+def start_training(tmp_path, *flags):
+    """`minigpt train` of a tiny model on TEXT into tmp_path/out, as a subprocess whose output we read."""
     data = tmp_path / "input.txt"
     data.write_text(TEXT, encoding="utf-8")
-    out = tmp_path / "out"
-    argv = [sys.executable, "-u", "-m", "minigpt", "train", "--data", str(data), "--out-dir", str(out),
+    argv = [sys.executable, "-u", "-m", "minigpt", "train", "--data", str(data), "--out-dir", str(tmp_path / "out"),
             "--n-layer", "1", "--n-head", "2", "--n-embd", "16", "--block-size", "8", "--batch-size", "4",
-            "--max-iters", "1000000", "--eval-interval", "1000000"]
-    # One BLAS thread: small matrices gain nothing from more, and this machine may be busy.
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+            "--eval-iters", "1", "--max-iters", "1000000", *flags]
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+
+
+def signal_when_training(process, signum):
+    """Send `signum` once the run is iterating (its first evaluation comes just before); its stdout and stderr."""
     try:
-        for line in process.stdout:  # wait until it is iterating: the first evaluation comes just before
+        for line in process.stdout:
             if line.startswith("iter 0:"):
                 break
-        process.send_signal(signal.SIGINT)
-        stdout, stderr = process.communicate(timeout=60)
+        process.send_signal(signum)
+        return process.communicate(timeout=60)
     finally:
         process.kill()
-    assert process.returncode == 130, stderr
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_ctrl_c_and_sigterm_save_a_checkpoint_and_exit_128_plus_the_signal(tmp_path, signum, status):
+    process = start_training(tmp_path, "--eval-interval", "1000000")
+    stdout, stderr = signal_when_training(process, signum)
+    assert process.returncode == status, stderr
     assert "Traceback" not in stderr
     assert "interrupted at iteration" in stdout and "--resume" in stdout
+    out = tmp_path / "out"
     ckpt = checkpoint.load_checkpoint(out)  # complete and verified
     assert ckpt.state["iter_num"] >= 0 and ckpt.model_config.n_embd == 16
     assert (out / "loss_curve.png").exists()  # the curve up to the interruption, beside its checkpoint
+
+
+def test_ctrl_c_before_an_overwriting_runs_first_save_keeps_the_old_checkpoint(tmp_path):
+    out = tmp_path / "out"
+    write_checkpoint(out, 200)  # a trained run, and a new one started over it by mistake
+    before = snapshot(out)
+    process = start_training(tmp_path, "--overwrite", "--eval-interval", "1000000")
+    stdout, stderr = signal_when_training(process, signal.SIGINT)
+    assert process.returncode == 130 and "Traceback" not in stderr, stderr
+    assert snapshot(out) == before
+    assert f"the checkpoint of iteration 200 in {out} is kept as it was" in stdout
+
+
+def test_train_into_a_pipe_closed_early_stops_quietly_after_saving(tmp_path):
+    """`minigpt train | head -1`: the run stops as on Ctrl-C, without a word, and exits as a Unix tool would."""
+    process = start_training(tmp_path, "--eval-interval", "2")
+    try:
+        process.stdout.readline()
+        process.stdout.close()  # the reader goes away
+        stderr = process.stderr.read()
+        process.wait(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 128 + signal.SIGPIPE and stderr == "", stderr
+    assert checkpoint.load_checkpoint(tmp_path / "out").iter_num >= 0  # saved where it stopped, and complete
+
+
+def test_sample_into_a_pipe_closed_early_is_quiet(trained):
+    argv = [sys.executable, "-m", "minigpt", "sample", "--out-dir", str(trained / "out"), "--max-new-tokens", "200"]
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    try:
+        process.stdout.close()  # before it prints: `minigpt sample | head -c 0`
+        stderr = process.stderr.read()
+        process.wait(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 128 + signal.SIGPIPE and stderr == "", stderr
+
+
+def test_a_diverging_run_stops_with_one_line_and_a_true_hint(trained, capsys):
+    argv = ["train", "--data", str(trained / "input.txt"), "--out-dir", "diverged", *TINY_FLAGS, "--max-iters",
+            "40", "--eval-interval", "20", "--lr", "1e308"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(argv) == 1
+    assert [str(w.message) for w in caught] == []  # no NumPy RuntimeWarning on the way
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "training diverged" in err and "lower --lr (1e+308 here)" in err, err
+    assert "--grad-clip" not in err  # clipping to 1 is the default already: the hint does not suggest it
+    argv[argv.index("--out-dir") + 1] = "unclipped"
+    assert main([*argv, "--grad-clip", "0"]) == 1
+    assert "or clip the gradient norm with --grad-clip 1" in capsys.readouterr().err
+
+
+def test_a_data_file_over_the_size_limit_is_refused_in_one_line(tmp_path, capsys):
+    big = tmp_path / "big.txt"
+    big.touch()
+    os.truncate(big, data.MAX_DATA_BYTES + 1)  # sparse: no disk space, and never read
+    assert main(["train", "--data", str(big)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{data.MAX_DATA_BYTES + 1:,} bytes, more than the" in err, err
 
 
 def test_draw_loads_the_checkpoint_with_every_check_and_draws_its_graph(trained, tmp_path, capsys):
@@ -141,21 +230,18 @@ def test_draw_loads_the_checkpoint_with_every_check_and_draws_its_graph(trained,
 
 def test_the_engine_never_imports_the_model():
     code = "import sys, minigrad, minigrad.viz.__main__; print('minigpt' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=ENV).stdout
     assert out.strip() == "False"
 
 
 def test_python_dash_m_minigpt_shows_help():
-    result = subprocess.run([sys.executable, "-m", "minigpt", "train", "--help"], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", "minigpt", "train", "--help"], capture_output=True, text=True,
+                            env=ENV)
     assert result.returncode == 0
     for flag in ("--data", "--device", "--out-dir", "--resume", "--max-iters", "--eval-interval", "--batch-size",
                  "--block-size", "--n-layer", "--n-head", "--n-embd", "--dropout", "--lr", "--warmup-iters",
                  "--lr-decay-iters", "--grad-clip", "--weight-decay", "--seed", "--pos-encoding", "--norm-position"):
         assert flag in result.stdout
-
-
-TINY_FLAGS = ["--n-layer", "1", "--n-head", "2", "--n-embd", "16", "--block-size", "8", "--batch-size", "4",
-              "--eval-iters", "1"]
 
 
 def test_max_iters_0_evaluates_the_untrained_model_and_says_it_wrote_no_checkpoint(trained, tmp_path, capsys):

@@ -14,6 +14,12 @@ from minigpt.data import DataError, load_dataset
 from minigpt.errors import ConfigError
 from minigpt.train import train
 
+
+@pytest.fixture(autouse=True)
+def _fresh_cwd(tmp_path, monkeypatch):
+    """Each test in its own folder: a run's default out/ never comes from, or goes to, the checkout."""
+    monkeypatch.chdir(tmp_path)
+
 # The figures in minigpt/corpora/README.md; they change only when the corpus is derived again.
 POEMS, VOCAB, VAL_POEMS = 35_087, 6_445, 3_508
 TEXT_SHA256 = "686a7103cae0995926be34a9fc16033035fbadeb0dc9b8fbcc36452850d685d2"

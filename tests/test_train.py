@@ -12,6 +12,12 @@ from minigpt.cli import main
 from minigpt.train import ConfigError, TrainConfig, evaluation_batches, train
 from minigrad import optim
 
+
+@pytest.fixture(autouse=True)
+def _fresh_cwd(tmp_path, monkeypatch):
+    """Each test in its own folder: a run's default out/ never comes from, or goes to, the checkout."""
+    monkeypatch.chdir(tmp_path)
+
 # Tiny settings, and few evaluation batches: evaluation would otherwise cost more than training here.
 TINY = dict(n_layer=2, n_head=2, n_embd=32, block_size=16, batch_size=8, eval_interval=10, eval_iters=2,
             warmup_iters=5)

@@ -9,8 +9,8 @@ What is here, and the order to read it in:
 - interop.py: moving weights to and from nanoGPT / PyTorch (`from_nanogpt`, `to_nanogpt`).
 - data.py, train.py, checkpoint.py, cli.py: the data pipeline, the training loop and the `minigpt` command
   (train, sample, draw); beside them errors.py (what a run can refuse or stop with), preflight.py (the checks
-  before a run), progress.py, schema.py (what a checkpoint's files must hold) and sizing.py (the memory a
-  configuration needs).
+  before a run), signals.py (Ctrl-C, SIGTERM, a closed stdout), progress.py, schema.py (what a checkpoint's files
+  must hold) and sizing.py (the memory a configuration needs).
 
     from minigpt import GPT, GPTConfig, CharTokenizer
     tok = CharTokenizer.from_text(text)

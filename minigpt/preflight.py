@@ -4,7 +4,7 @@ whether a checkpoint can be resumed with the settings given.
 Each failure is a ConfigError whose one line names the setting and says what to do instead. train.py calls
 these in its first phases, before it allocates a model or writes a byte; two of them also serve the loop
 (`check_finite`, and `kept`, which says what a stopped run leaves behind).
-Read next: progress.py.
+Read next: signals.py.
 """
 
 from __future__ import annotations

@@ -20,17 +20,15 @@ one would: the learning rate is a function of the iteration alone, the batch pos
 whose state is in the checkpoint, and so does minigrad's generator (dropout masks). Evaluation draws from a
 third generator, rebuilt from the seed each time, so how often a run evaluates (or was stopped) never shifts
 the training batches.
-Read next: preflight.py (the checks before a run), progress.py, checkpoint.py (what is saved), cli.py.
+Read next: preflight.py (the checks before a run), signals.py (how a run stops), progress.py, checkpoint.py
+(what is saved), cli.py.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import math
-import signal
-import threading
 import time
-from collections.abc import Callable
 from contextlib import closing
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -42,9 +40,10 @@ import minigrad as mg
 from minigpt import checkpoint, preflight, schema
 from minigpt.config import GPTConfig, TrainConfig
 from minigpt.data import Dataset, get_batch, load_dataset
-from minigpt.errors import ConfigError, Interrupted, TrainingError
+from minigpt.errors import ConfigError, TrainingError
 from minigpt.model import GPT
 from minigpt.progress import Progress, write
+from minigpt.signals import StopOnSignals
 from minigpt.threads import thread_chooser
 from minigrad import nn, optim
 
@@ -86,12 +85,12 @@ def train(cfg: TrainConfig) -> TrainResult:
     """Train (or, with cfg.resume, continue training) a GPT as `cfg` says; checkpoints go to cfg.out_dir."""
     run = _prepare(cfg)  # 1. data, 2. model, 3. optimizer, 4. resume
     cfg, model, optimizer = run.cfg, run.model, run.optimizer
-    stop = _StopOnSignals(saves=lambda: not run.keep_old)
+    stop = StopOnSignals(saves=lambda: not run.keep_old)
     bar = Progress(cfg.max_iters, "train", initial=run.start_iter)
     # A diverging run overflows in NumPy long before its loss is read back; check_finite then stops it with one
     # line, which NumPy's RuntimeWarnings would only precede and repeat.
     with stop, closing(bar), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        _announce(run)  # (from here on, a closed stdout stops the run: see _StopOnSignals)
+        _announce(run)  # (from here on, a closed stdout stops the run: see signals.py)
         threads, how = thread_chooser(cfg.threads, run.device)
         write(how)
 
@@ -368,48 +367,6 @@ def config_for_resume(out_dir: str | Path, given: dict[str, Any]) -> TrainConfig
     except ConfigError as error:
         raise checkpoint.CheckpointError(f"{path}: train.{error}") from None
     return TrainConfig(**{**saved, **given, "out_dir": str(out_dir), "resume": True, "overwrite": False})
-
-
-class _StopOnSignals:
-    """While active, the first Ctrl-C (SIGINT) or SIGTERM (a `timeout`, a container stop, a batch scheduler) only
-    sets `signum`: the loop finishes its step, saves, and returns. A second one stops at once (Interrupted),
-    without saving.
-
-    SIGPIPE comes when the reader of our stdout has gone (`minigpt train | head`): the run stops in the same way,
-    quietly, as a Unix tool does (the write that met the closed pipe sent the rest of stdout to os.devnull, in
-    progress.py). Outside this block Python ignores SIGPIPE, as it always does.
-    """
-
-    SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGPIPE") if hasattr(signal, name))
-
-    def __init__(self, saves: Callable[[], bool]) -> None:
-        self.signum = 0
-        self.saves = saves  # whether stopping now writes a checkpoint (for the message)
-        self._previous: dict[int, Any] = {}
-
-    @property
-    def requested(self) -> bool:
-        return self.signum != 0
-
-    def _handle(self, signum: int, frame: Any) -> None:
-        if signum == getattr(signal, "SIGPIPE", None):
-            self.signum = self.signum or signum  # nobody is reading: say nothing
-            return
-        if self.requested:
-            raise Interrupted(signum)
-        self.signum = signum
-        again = "Ctrl-C again" if signum == signal.SIGINT else f"{signal.Signals(signum).name} again"
-        then = "saving a checkpoint after this step" if self.saves() else "stopping after this step"
-        write(f"stopping: {then} ({again} to quit at once, without saving)")
-
-    def __enter__(self) -> _StopOnSignals:
-        if threading.current_thread() is threading.main_thread():  # signals can only be caught there
-            self._previous = {signum: signal.signal(signum, self._handle) for signum in self.SIGNALS}
-        return self
-
-    def __exit__(self, *exc_info: Any) -> None:
-        for signum, previous in self._previous.items():  # (a previous handler may be None: one set outside Python)
-            signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
 
 
 def read_metrics(out_dir: str | Path) -> list[dict[str, Any]]:

@@ -1,9 +1,15 @@
-"""The README as a new user meets it: CI runs its test command word for word, its Python blocks run as pasted,
-the sample it shows is as long as the command above it asks for, and the drawing hints say which piece is missing."""
+"""The README as a new user meets it: its two commands work in that order in one folder, CI runs its test command
+word for word, its Python blocks compile as the interactive prompt reads them and run as pasted, the sample it shows
+is as long as the command above it asks for, and the drawing hints say which piece is missing."""
 
+import code
+import os
 import re
 import runpy
+import shutil
+import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -25,6 +31,41 @@ def test_ci_runs_the_readme_test_command_as_written():
     assert command in ci
 
 
+@pytest.mark.slow
+def test_the_readme_commands_in_order_leave_the_command_tests_passing(tmp_path):
+    """`minigpt train`, then the tests, in one folder (the README's order): the run's out/ changes no test.
+
+    The training is short and small; the folder it leaves (out/ with a checkpoint) is what matters. The command
+    tests then run with that folder as their working directory, importing this checkout's code."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"}
+    small = ["--max-iters", "5", "--eval-interval", "5", "--eval-iters", "1", "--n-layer", "1", "--n-head", "2",
+             "--n-embd", "16", "--block-size", "16", "--threads", "1"]
+    subprocess.run([sys.executable, "-m", "minigpt", "train", *small], cwd=tmp_path, env=env, check=True,
+                   capture_output=True)
+    assert (tmp_path / "out" / "manifest.json").is_file()
+    tests = [str(ROOT / "tests" / name) for name in ("test_cli.py", "test_tang.py", "test_train.py")]
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-m", "not slow", "-p", "no:cacheprovider",
+                             *tests], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-4000:]
+
+
+def test_the_readme_names_what_the_test_extra_installs():
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    names = [re.match(r"[A-Za-z0-9_.-]+", requirement).group(0) for requirement in extras["test"]]
+    assert not {"jupytext", "nbformat", "nbclient", "ipykernel"} & set(names)  # the Jupyter stack: `notebooks`
+    said = README.split("Run the tests", 1)[1].split("```", 1)[0].lower()
+    assert all(name.lower() in said for name in names), said
+
+
+@pytest.mark.skipif(shutil.which("git") is None or not (ROOT / ".git").exists(), reason="not a git checkout")
+def test_what_the_commands_and_the_tutorials_leave_in_the_checkout_is_ignored():
+    left = ["out/model.safetensors", "out-tang/model.safetensors", "figures/00_graph.png", "graph.svg",
+            "gpt_graph.svg", "mlp_graph.svg", "tutorials/00_autograd.ipynb", "tutorials/figures/01_bigram.png",
+            "tutorials/out/tutorial07/model.safetensors", "tutorials/.ipynb_checkpoints/00_autograd-checkpoint.py"]
+    result = subprocess.run(["git", "check-ignore", "--no-index", *left], cwd=ROOT, capture_output=True, text=True)
+    assert sorted(result.stdout.split()) == sorted(left)
+
+
 def test_the_oracle_step_installs_the_cpu_only_wheel():
     step = next(block.strip() for block in blocks("bash") if "install torch" in block)
     assert step == "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
@@ -43,6 +84,30 @@ def test_the_tour_runs_as_pasted(index, tmp_path, monkeypatch, capsys):
     else:
         assert namespace["logits"].shape == (4, 64, namespace["tok"].vocab_size)
     capsys.readouterr()
+
+
+class _Prompt(code.InteractiveConsole):
+    """Python's interactive prompt as a paste meets it: each line is compiled as it arrives, and an indented block
+    ends only at a blank line (a dedented line right after one is a SyntaxError). Nothing is run."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.errors = []
+
+    def runcode(self, code):
+        pass
+
+    def showsyntaxerror(self, *args, **kwargs):
+        self.errors.append(repr(sys.exc_info()[1]))
+
+
+@pytest.mark.parametrize("index", range(len(blocks("python"))))
+def test_every_python_block_can_be_pasted_into_the_interactive_prompt(index):
+    prompt = _Prompt()
+    for line in blocks("python")[index].splitlines():
+        prompt.push(line)
+    prompt.push("")  # the Enter that ends a paste
+    assert prompt.errors == []
 
 
 def test_the_sample_shown_is_the_prompt_and_300_characters():

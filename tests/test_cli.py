@@ -6,6 +6,7 @@ Every test runs in a fresh temporary folder (the `_fresh_cwd` fixture below): a 
 one test into another, or from the checkout into a test. Commands run as subprocesses import this checkout's code.
 """
 
+import ast
 import io
 import os
 import signal
@@ -229,9 +230,37 @@ def test_draw_loads_the_checkpoint_with_every_check_and_draws_its_graph(trained,
 
 
 def test_the_engine_never_imports_the_model():
+    """No arrow from minigrad up to minigpt: no import of it in any file under minigrad/, at any depth."""
+    importers = []
+    for path in sorted((ROOT / "minigrad").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            importers += [f"{path.relative_to(ROOT)}: {name}" for name in names if name.split(".")[0] == "minigpt"]
+    assert importers == []
     code = "import sys, minigrad, minigrad.viz.__main__; print('minigpt' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=ENV).stdout
     assert out.strip() == "False"
+
+
+def test_minigpt_has_no_import_circle():
+    """Each module of minigpt imports only modules below it (config.py holds what preflight.py and train.py share)."""
+    modules = {path.stem: path for path in (ROOT / "minigpt").glob("*.py") if path.stem != "__main__"}
+    imports = {}
+    for name, path in modules.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "minigpt":
+                found |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("minigpt."):
+                found.add(node.module.split(".")[1])
+        imports[name] = (found & set(modules)) - {"__init__"}
+
+    def reaches(start, goal, seen=()):
+        return any(m == goal or (m not in seen and reaches(m, goal, (*seen, m))) for m in imports[start])
+
+    assert [name for name in imports if name != "__init__" and reaches(name, name)] == []
+    assert "train" not in imports["preflight"] and "config" in imports["preflight"]
 
 
 def test_python_dash_m_minigpt_shows_help():
@@ -242,6 +271,11 @@ def test_python_dash_m_minigpt_shows_help():
                  "--block-size", "--n-layer", "--n-head", "--n-embd", "--dropout", "--lr", "--warmup-iters",
                  "--lr-decay-iters", "--grad-clip", "--weight-decay", "--seed", "--pos-encoding", "--norm-position"):
         assert flag in result.stdout
+    said = " ".join(result.stdout.split())  # argparse wraps the lines
+    # what Ctrl-C, SIGTERM and a closed pipe do, and what --overwrite keeps, as the tests above check
+    assert "Ctrl-C or SIGTERM saves a checkpoint after the current step and exits (status 130 or 143" in said
+    assert "a closed stdout (`minigpt train | head`), quietly, with status 141" in said
+    assert "Ctrl-C before then keeps the old one as it was" in said
 
 
 def test_max_iters_0_evaluates_the_untrained_model_and_says_it_wrote_no_checkpoint(trained, tmp_path, capsys):

@@ -26,9 +26,12 @@ Read next: preflight.py (the checks before a run), signals.py (how a run stops),
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import math
 import time
+import warnings
+from collections.abc import Iterator
 from contextlib import closing
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -87,9 +90,7 @@ def train(cfg: TrainConfig) -> TrainResult:
     cfg, model, optimizer = run.cfg, run.model, run.optimizer
     stop = StopOnSignals(saves=lambda: not run.keep_old)
     bar = Progress(cfg.max_iters, "train", initial=run.start_iter)
-    # A diverging run overflows in NumPy long before its loss is read back; check_finite then stops it with one
-    # line, which NumPy's RuntimeWarnings would only precede and repeat.
-    with stop, closing(bar), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+    with stop, closing(bar), _no_float_warnings():
         _announce(run)  # (from here on, a closed stdout stops the run: see signals.py)
         threads, how = thread_chooser(cfg.threads, run.device)
         write(how)
@@ -139,6 +140,16 @@ def train(cfg: TrainConfig) -> TrainResult:
             bar.update(1)
     _say_done(run, iter_num, time.perf_counter() - t_start)
     return TrainResult(iter_num, run.best_val_loss, interrupted=False)
+
+
+@contextlib.contextmanager
+def _no_float_warnings() -> Iterator[None]:
+    """Silence NumPy's overflow and invalid-value warnings: a diverging run overflows long before its loss is read
+    back, and check_finite then stops it with one line, which the warnings would only precede and repeat.
+    (A warnings filter rather than np.errstate, which does not reach minigrad's worker threads.)"""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", r"(overflow|invalid value|divide by zero) encountered", RuntimeWarning)
+        yield
 
 
 def _prepare(cfg: TrainConfig) -> _Run:

@@ -107,12 +107,13 @@ def average_bucket(communicator: Any, bucket: list[Tensor]) -> None:
         offset += n
     communicator.all_reduce_(flat, ReduceOp.SUM)
     flat /= communicator.size
+    had_grad = backend.as_numpy(flat[total:]) > 0  # one explicit copy of the flags, not one sync per parameter
     offset = 0
     for i, (p, n) in enumerate(zip(bucket, sizes)):
         averaged = flat[offset:offset + n].reshape(p.shape)
         if p.grad is not None:
             p.grad.data[...] = averaged
-        elif float(flat[total + i]) > 0:
+        elif had_grad[i]:
             p.grad = Tensor._make(averaged.copy(), False)
         offset += n
 

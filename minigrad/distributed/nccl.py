@@ -68,8 +68,10 @@ class NcclCommunicator:
         self.rank, self.size = mpi.rank, mpi.size
         self.nccl = nccl if nccl is not None else backend.load_nccl()
         self._gpu = nccl is None
-        if self._gpu:  # a real GPU: take this rank's before NCCL binds to the current device
-            backend.use_cuda_device(local_rank(mpi) if device is None else device)
+        # This rank's GPU. Put its tensors on f"cuda:{device}": minigrad's "cuda" means GPU 0, not the current one.
+        self.device = (local_rank(mpi) if self._gpu else 0) if device is None else device
+        if self._gpu:  # a real GPU: make it current before NCCL binds to the current device
+            backend.use_cuda_device(self.device)
         uid = share_unique_id(mpi, self.nccl)
         self.comm = self.nccl.NcclCommunicator(self.size, uid, self.rank)
 

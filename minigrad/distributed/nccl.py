@@ -76,6 +76,7 @@ class NcclCommunicator:
         self.comm = self.nccl.NcclCommunicator(self.size, uid, self.rank)
 
     def _on_gpu(self, array: Any) -> bool:
+        """Whether `array` is a CuPy array (the NCCL path)."""
         return backend.backend_of(array).name == "cuda"
 
     @staticmethod
@@ -108,9 +109,11 @@ class NcclCommunicator:
         self.mpi.barrier()
 
     def allgather_bytes(self, data: bytes) -> list[bytes]:
+        """Every rank's `data`, in rank order (small host messages: over MPI)."""
         return self.mpi.allgather_bytes(data)
 
     def abort(self, code: int = 1) -> None:
+        """End every rank: NCCL's pending calls first (they would never finish), then MPI_Abort."""
         self.comm.abort()
         self.mpi.abort(code)
 

@@ -58,6 +58,8 @@ def micro_steps_per_rank(grad_accum: int, world_size: int) -> int:
 def threads_per_rank(ranks_on_machine: int, cores: int | None = None) -> tuple[int, str]:
     """BLAS threads for each rank so that ranks x threads <= cores, and the line that says so in the log.
 
+    ranks_on_machine: `group().on_this_machine()[1]` (the MPI backend's count of ranks sharing this machine).
+
     A thread count set in the environment (OPENBLAS_NUM_THREADS, ...) is the user's and is kept.
     """
     cores = cores or os.cpu_count() or 1

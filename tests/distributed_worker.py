@@ -109,6 +109,7 @@ def collectives(out_dir: Path) -> None:
         results[f"{device}_broadcast"] = src.numpy()
         assert type(t.data).__name__ == ("ndarray" if device == "cpu" else "StrictArray")
     dist.barrier()
+    results["on_this_machine"] = np.array(dist.process_group.group().on_this_machine())
     np.savez(out_dir / f"rank{rank}.npz", **results)
 
 

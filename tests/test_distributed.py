@@ -206,7 +206,8 @@ def test_all_reduce_and_broadcast_on_the_host_and_on_a_device(tmp_path):
     base = np.arange(6, dtype=np.float32).reshape(2, 3)
     expected = {"SUM": base * 3, "MAX": base * 2, "AVG": base * 1.5, "transposed": (base * 3).T,
                 "broadcast": np.full(4, 20.0, dtype=np.float32)}
-    for rank_results in load_ranks(tmp_path):
+    for rank, rank_results in enumerate(load_ranks(tmp_path)):
+        assert tuple(rank_results["on_this_machine"]) == (rank, 2), "two ranks on this one machine"
         for device in ("cpu", "strict"):
             for name, value in expected.items():
                 np.testing.assert_array_equal(rank_results[f"{device}_{name}"], value, err_msg=f"{device} {name}")

@@ -84,6 +84,15 @@ class MpiCommunicator:
         """Return only when every rank has called it."""
         self.comm.Barrier()
 
+    def on_this_machine(self) -> tuple[int, int]:
+        """(this rank's index among the ranks on its machine, how many ranks run on it): which GPU a rank
+        takes, and how many BLAS threads each rank may use. A collective call."""
+        node = self.comm.Split_type(self.MPI.COMM_TYPE_SHARED)
+        try:
+            return node.Get_rank(), node.Get_size()
+        finally:
+            node.Free()
+
     def allgather_bytes(self, data: bytes) -> list[bytes]:
         """Every rank's `data`, in rank order, on every rank (raw bytes: nothing is pickled)."""
         lengths = np.zeros(self.size, dtype=np.int64)

@@ -45,15 +45,6 @@ def share_unique_id(mpi: MpiCommunicator, nccl: Any) -> tuple[int, ...]:
     return tuple(int(v) for v in uid)
 
 
-def local_rank(mpi: MpiCommunicator) -> int:
-    """This rank's index among the ranks on its own machine (which GPU it takes)."""
-    node = mpi.comm.Split_type(mpi.MPI.COMM_TYPE_SHARED)
-    try:
-        return node.Get_rank()
-    finally:
-        node.Free()
-
-
 class NcclCommunicator:
     """An NCCL communicator over the same ranks as an MPI one; CuPy arrays go through NCCL, others through MPI.
 
@@ -69,7 +60,7 @@ class NcclCommunicator:
         self.nccl = nccl if nccl is not None else backend.load_nccl()
         self._gpu = nccl is None
         # This rank's GPU. Put its tensors on f"cuda:{device}": minigrad's "cuda" means GPU 0, not the current one.
-        self.device = (local_rank(mpi) if self._gpu else 0) if device is None else device
+        self.device = (mpi.on_this_machine()[0] if self._gpu else 0) if device is None else device
         if self._gpu:  # a real GPU: make it current before NCCL binds to the current device
             backend.use_cuda_device(self.device)
         uid = share_unique_id(mpi, self.nccl)

@@ -73,7 +73,7 @@ def get_world_size() -> int:
     return group().size
 
 
-def _contiguous_data(tensor: Any, caller: str) -> Any:
+def _data_of(tensor: Any, caller: str) -> Any:
     if not isinstance(tensor, Tensor):
         raise TypeError(f"{caller} takes a Tensor, not {type(tensor).__name__}")
     return tensor.data
@@ -81,7 +81,7 @@ def _contiguous_data(tensor: Any, caller: str) -> Any:
 
 def _in_place(tensor: Tensor, caller: str, collective: Any) -> None:
     """Run collective(array) on the tensor's data in place; a non-contiguous view goes through a copy."""
-    data = _contiguous_data(tensor, caller)
+    data = _data_of(tensor, caller)
     if data.flags["C_CONTIGUOUS"]:
         collective(data)
     else:

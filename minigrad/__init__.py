@@ -8,7 +8,7 @@ Start with tensor.py (Tensor), function.py (Function, one op), then autograd.py 
     x.grad  # tensor([2., 4., 6.])
 """
 
-from minigrad import cuda, mathops, nn, optim, viz
+from minigrad import cuda, distributed, mathops, nn, optim, viz
 from minigrad.anomaly import AnomalyError, detect_anomaly
 from minigrad.autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
 from minigrad.factories import (
@@ -37,7 +37,8 @@ from minigrad.threads import get_num_threads, set_num_threads
 
 __all__ = [
     "AnomalyError", "CheckpointError", "Function", "GradcheckError", "ShapeError", "Tensor", "arange", "cat", "concat",
-    "cuda", "detect_anomaly", "enable_grad", "eye", "full", "full_like", "get_num_threads", "grad", "gradcheck",
+    "cuda", "detect_anomaly", "distributed", "enable_grad", "eye", "full", "full_like", "get_num_threads", "grad",
+    "gradcheck",
     "gradgradcheck", "is_grad_enabled", "linspace",
     "load", "load_metadata", "manual_seed", "nn", "no_grad", "ones", "ones_like", "optim", "randn", "randn_like",
     "save", "set_grad_enabled", "set_num_threads", "stack", "tensor", "viz", "where", "zeros", "zeros_like",

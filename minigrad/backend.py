@@ -211,3 +211,21 @@ def cuda_is_available() -> bool:
     except Exception:  # CuPy raises its own CUDARuntimeError when there is no driver
         return False
 
+
+
+def load_nccl() -> ModuleType:
+    """CuPy's NCCL bindings (`cupy.cuda.nccl`), for minigrad.distributed's "nccl" backend.
+
+    Raises a RuntimeError that says what to install when CuPy or its NCCL library is missing.
+    """
+    if _load_cupy() is None:
+        raise RuntimeError("backend 'nccl' needs CuPy and an NVIDIA GPU: pip install -e '.[cuda12]' (or '.[cuda13]')")
+    try:
+        return importlib.import_module("cupy.cuda.nccl")
+    except ImportError as error:
+        raise RuntimeError(f"backend 'nccl': CuPy cannot load NCCL ({error}); pip install nvidia-nccl-cu12") from error
+
+
+def use_cuda_device(index: int) -> None:
+    """Make GPU `index` this process's current device (each rank of a job takes its own GPU)."""
+    _cuda_backend().xp.cuda.Device(index).use()

@@ -658,6 +658,175 @@ assert poem_stats["贪心"][1] < poem_stats["温度 1.0"][1] < poem_stats["温�
 # 句子的长短和标点全乱了套。top-k、top-p 把最离谱的候选剪掉，在两者之间。这么小的模型写出的“诗”当然不通，
 # 完整模式的模型大一些、练得久一些，会好不少——想要读得下去的诗，用命令行按默认设置在整个唐诗语料上训练：
 # `minigpt train --corpus tang --out-dir out-tang`，再 `minigpt sample --out-dir out-tang --prompt "床前"`。
+
+# %% [markdown]
+# ## 9. 数据并行：两份模型，各看半批
+#
+# 书上讲到的每个 GPT 都不是在一个进程里练出来的。最常用的办法叫**数据并行**（data parallelism）：
+# 把同一个模型复制 N 份，放在 N 个进程（或 N 块 GPU）上；每一步把一批数据切成 N 份，每份模型只算自己那份的
+# 前向和反向；然后用一次**全归约**（all-reduce：每个进程交出一个数组，每个进程都拿回所有数组的和）把 N 份梯度平均，
+# 每份模型都用这同一个平均梯度走同一步。权重一开始相同、每步的更新相同，所以永远相同，不必再互相传送。
+#
+# 凭什么平均梯度就对？损失是一批里每个样本损失的**平均**，梯度是线性的。记第 $r$ 份数据（$B/N$ 个样本）上的
+# 平均损失为 $L_r = \frac{N}{B}\sum_{i \in \text{第 } r \text{ 份}}\ell_i$，则
+# $$\nabla \frac{1}{B}\sum_{i=1}^{B}\ell_i = \frac{1}{N}\sum_{r=1}^{N}\nabla L_r$$
+# 右边每一项正是第 $r$ 份模型在自己那份数据上算出的梯度。
+#
+# **先猜一猜**：两份模型各算半批、再平均梯度，和一份模型算整批的梯度，是“差不多”，还是完全一样？
+# 两份模型各自用平均梯度走一步 AdamW 之后，权重还会一模一样吗？
+#
+# 这里在一个进程里摆两份模型来演示（讲义要在没有 `mpiexec` 的地方也能跑）；真正的多进程版本是
+# `minigrad.distributed`，用 `mpiexec -n 2 python ...` 启动，两份模型在两个进程里，全归约走 MPI。
+
+# %%
+dp_x, dp_y = get_batch(data.train, 16, BLOCK, np.random.default_rng(7))   # 一大批：16 段
+
+whole = new_model()                                   # 一份模型，看整批
+_, loss = whole(dp_x, dp_y)
+loss.backward()
+whole_grads = {name: p.grad.numpy() for name, p in whole.named_parameters()}
+
+replicas = [new_model(), new_model()]                 # 两份一模一样的模型（同一个种子）
+HALF = len(dp_x) // 2
+for r, replica in enumerate(replicas):
+    _, loss = replica(dp_x[r * HALF:(r + 1) * HALF], dp_y[r * HALF:(r + 1) * HALF])   # 第 r 份只看第 r 个半批
+    loss.backward()
+
+replica_params = [list(replica.parameters()) for replica in replicas]
+for p0, p1 in zip(*replica_params):                   # “全归约”：两份梯度求和再除以 2，两份模型拿到同一个平均
+    p0.grad.data += p1.grad.data
+    p0.grad.data /= 2
+    p1.grad.data[...] = p0.grad.data
+
+worst = max(float(np.abs(p.grad.numpy() - whole_grads[name]).max() / np.abs(whole_grads[name]).max())
+            for name, p in replicas[0].named_parameters())
+print(f"{len(whole_grads)} 个参数张量：平均梯度与整批梯度的最大相对差 {worst:.1e}（float32 的舍入约 1e-7）")
+assert worst < 1e-4, "the averaged half-batch gradients are the whole-batch gradient"
+
+dp_optimizers = [optim.AdamW(replica.parameters(), lr=1e-3) for replica in replicas]
+for opt in dp_optimizers:
+    opt.step()                                        # 同一个梯度、同一个更新：两份权重逐位相同
+same_bits = all(np.array_equal(p0.numpy(), p1.numpy()) for p0, p1 in zip(*replica_params))
+print("走一步 AdamW 之后两份权重逐位相同：", same_bits)
+assert same_bits, "the same gradient and the same update keep the replicas identical"
+
+# %% [markdown]
+# 平均梯度和整批梯度只差 float32 的舍入：整批的平均是把 16 个数一起加，两份的平均是先各加 8 个、再相加除以 2，
+# 加的顺序不同，末位就可能不同，这就是全部差别。两份模型之间则是逐位相同：它们拿到的是**同一个**数组。
+#
+# 全归约要花时间，它是数据并行多出来的唯一一笔账。梯度有几十个张量，可以一个一个地归约，
+# 也可以先拼成一个扁平的长数组、只归约一次。下面在一个进程里量一量这两种“平均”各要多久，和一步训练比一比。
+
+# %%
+def average_tensor_by_tensor() -> None:
+    """每个参数张量单独平均：几十次小运算。"""
+    for p0, p1 in zip(*replica_params):
+        p0.grad.data += p1.grad.data
+        p0.grad.data /= 2
+        p1.grad.data[...] = p0.grad.data
+
+
+def average_flat() -> None:
+    """先把每份的梯度拼成一个扁平数组，平均一次，再拆回各个张量。"""
+    flats = [np.concatenate([p.grad.data.reshape(-1) for p in params]) for params in replica_params]
+    flats[0] += flats[1]
+    flats[0] /= 2
+    offset = 0
+    for p0, p1 in zip(*replica_params):
+        n = p0.grad.data.size
+        p0.grad.data[...] = p1.grad.data[...] = flats[0][offset:offset + n].reshape(p0.shape)
+        offset += n
+
+
+def best_time(fn, repeat: int = 5) -> float:
+    """fn 跑 repeat 次里最快的一次（秒）：取最快的，少受机器上别的程序打扰。"""
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def half_batch_step() -> None:
+    """一份模型在半批上的前向和反向：数据并行里每个进程每步的活。"""
+    replicas[0].zero_grad()
+    replicas[0](dp_x[:HALF], dp_y[:HALF])[1].backward()
+
+
+t_step = best_time(half_batch_step, repeat=3)
+replicas[1](dp_x[HALF:], dp_y[HALF:])[1].backward()  # 让两份都有梯度，平均才有的可算
+t_each, t_flat = best_time(average_tensor_by_tensor), best_time(average_flat)
+print(f"半批的一步前向 + 反向 {t_step * 1e3:.1f} ms；平均梯度：逐个张量 {t_each * 1e3:.2f} ms，"
+      f"扁平数组 {t_flat * 1e3:.2f} ms（{len(replica_params[0])} 个张量，"
+      f"{sum(p.numel() for p in replica_params[0]):,} 个数）")
+assert max(t_each, t_flat) < t_step, "averaging the gradients costs less than computing them"
+
+# %% [markdown]
+# 在一个进程里，平均只是几次内存读写，比一步训练便宜得多；拼扁平数组还要多复制一遍，这里不见得更快。
+# 可到了真的多个进程之间，每个张量的全归约都是一条消息，每条消息都有固定的开销（进程间同步、网络往返），
+# 几十条小消息远比一条大消息贵——所以 PyTorch 的 `DistributedDataParallel` 和这里的
+# `minigrad.distributed.DistributedDataParallel` 都把梯度装进几个大“桶”（bucket），每桶一次全归约。
+# 在一台 2 核的机器上用 2 个进程（`mpiexec -n 2`，MPI 走共享内存）量过：
+# 本讲快速模式的小模型（约 11 万个参数、28 个张量），逐个张量全归约 3.3 ms，装一桶 0.4 ms。
+#
+# 数据并行只是大模型训练用到的几种切法之一。它要求每个进程都放得下**整个**模型，
+# 外加梯度和优化器状态（AdamW 每个参数还要存两个数，共约 4 倍于权重的内存）。模型大到一块 GPU 放不下时，还要切别的：
+#
+# - **张量并行**（tensor parallelism）：把一层里的大矩阵按列（或按行）切开，每块 GPU 算一部分乘法，
+#   每层都要交换一次中间结果；通信频繁，一般只在一台机器里、用高速互联的 GPU 之间做。
+# - **流水线并行**（pipeline parallelism）：把层按顺序分成几段，每块 GPU 负责一段，一批数据切成微批（micro-batch）
+#   依次流过；代价是流水线开头和结尾总有 GPU 在空等（“气泡”）。
+# - **分片优化器**（ZeRO，sharded optimizer）：仍是数据并行，但梯度、优化器状态乃至权重本身都切成 N 片，
+#   每个进程只存、只更新自己那一片，用的时候再收集；内存省到约 1/N，通信多一些（PyTorch 的 FSDP 也是这个思路）。
+#
+# 真正的大模型训练把这几种叠在一起用（所谓 3D 并行）。下图是它们各自把什么切给了两块 GPU。
+
+# %%
+def draw_parallelism_map() -> None:
+    """四种并行方式：两块 GPU 各自拿着什么（颜色 = 哪块 GPU 的）。"""
+    fig, axes = plt.subplots(1, 4, figsize=(14, 3.6))
+    colors = ["tab:blue", "tab:orange"]
+    titles = [label("数据并行：整模型 ×2，数据各半", "data: whole model x2, half the data each"),
+              label("张量并行：每层的矩阵切两半", "tensor: each layer's matrix split"),
+              label("流水线并行：前几层 / 后几层", "pipeline: first layers / last layers"),
+              label("ZeRO：优化器状态切两片", "ZeRO: optimizer state sharded")]
+    layers = 4
+    for ax, title in zip(axes, titles):
+        ax.set_title(title, fontsize=9)
+        ax.set_xlim(0, 2)
+        ax.set_ylim(-0.6, layers + 1.2)
+        ax.axis("off")
+    for gpu in range(2):
+        x0 = gpu + 0.1
+        for layer in range(layers):
+            y = layer + 0.1
+            axes[0].add_patch(plt.Rectangle((x0, y), 0.8, 0.8, color=colors[gpu], alpha=0.8))   # 每块都有每一层
+            axes[1].add_patch(plt.Rectangle((0.1 + 0.9 * gpu, y), 0.9, 0.8, color=colors[gpu], alpha=0.8))
+            owner = 0 if layer < layers // 2 else 1
+            if owner == gpu:
+                axes[2].add_patch(plt.Rectangle((0.5, y), 1.0, 0.8, color=colors[gpu], alpha=0.8))
+            axes[3].add_patch(plt.Rectangle((x0, y), 0.8, 0.8, color=colors[gpu], alpha=0.35))   # 权重：各存一份
+            axes[3].add_patch(plt.Rectangle((x0 + 0.4 * gpu, y + 0.05), 0.4, 0.7, color=colors[gpu]))  # 自己的一片状态
+        half_batch = label(f"GPU {gpu}：半批", f"GPU {gpu}: half batch")
+        axes[0].text(x0 + 0.4, layers + 0.4, half_batch, ha="center", fontsize=8)
+        axes[1].text(0.55 + 0.9 * gpu, layers + 0.4, f"GPU {gpu}", ha="center", fontsize=8)
+        axes[2].text(1.0, 0.4 + 2 * gpu + 0.5 * layers - 2, f"GPU {gpu}", ha="center", fontsize=8, color="white")
+        axes[3].text(x0 + 0.4, layers + 0.4, f"GPU {gpu}", ha="center", fontsize=8)
+    axes[2].text(1.0, -0.4, label("微批从下往上流过两段", "micro-batches flow up through both stages"),
+                 ha="center", fontsize=8)
+    shard_key = label("浅色：整份权重；深色：自己那片优化器状态", "light: all weights; dark: own state shard")
+    axes[3].text(1.0, -0.4, shard_key, ha="center", fontsize=8)
+    fig.suptitle(label("大模型训练的几种切法（每个方块是一层）", "ways to split training (each square is a layer)"))
+    show_figure(fig, "06_parallelism_map.png")
+
+
+draw_parallelism_map()
+
+# %% [markdown]
+# 本讲的两份模型是数据并行的全部道理：**相同的权重 + 各自的数据 + 平均的梯度 = 同一个模型，每步的活分给 N 个进程**。
+# 图里四种切法都离不开全归约这类集体通信（collective communication）：所有进程同时调用、同时返回。
+# 所以每个进程必须按同样的顺序做同样的调用——哪个进程少调一次，其余的就会永远等下去。
 #
 # ## 小结
 #
@@ -670,6 +839,7 @@ assert poem_stats["贪心"][1] < poem_stats["温度 1.0"][1] < poem_stats["温�
 # | 翻译用的编码器-解码器太重 | 只留带遮罩的解码器 | GPT | `minigpt/model.py: GPT` |
 # | 总选最可能的词元太死板 | 调整分布再采样 | 温度 / top-k / top-p | `minigpt/sampling.py` |
 # | 每步重算整段前文 | 缓存算过的键和值 | KV 缓存 | `minigpt/model.py: KVCache` |
+# | 一个进程练得太慢 | 每份模型各算一份数据、平均梯度 | 数据并行 | `minigrad.distributed.DistributedDataParallel` |
 #
 # 下一讲（07）：一张表把七讲串起来。
 

@@ -1,0 +1,143 @@
+"""What a training loop needs around minigrad.distributed when it runs as N ranks under `mpiexec -n N`.
+
+Each function is one rule of data-parallel training, the way nanoGPT's train.py applies them:
+- `batch_rng`: every rank cuts its batches from its own seeded stream (rank 0's is the one process's stream).
+- `micro_steps_per_rank`: `--grad-accum` counts micro-batches over the whole job, so each rank runs 1/N of them
+  and one step still sees the same number of examples (nanoGPT: gradient_accumulation_steps //= world size).
+- `threads_per_rank`: ranks x BLAS threads <= cores; more threads than cores makes every product wait.
+- `is_writer`: only rank 0 evaluates, logs and writes files; the other ranks would write the same bytes.
+- `RankGuard`: Ctrl-C stops every rank after the same step (rank 0 saves); a rank that fails ends every rank
+  (MPI_Abort) instead of leaving the others waiting for ever in their next all-reduce.
+Read next: minigpt/train.py, which calls these when it runs under mpiexec.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from minigrad.distributed import ReduceOp
+
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def batch_rng(seed: int, rank: int, world_size: int) -> np.random.Generator:
+    """Rank `rank`'s generator of batch positions: default_rng(seed) on rank 0, so rank 0 (and a one-rank job)
+    cuts the same batches as a single process; default_rng([seed, rank]) on the others, streams that NumPy's
+    SeedSequence makes independent of each other and of rank 0's."""
+    if not 0 <= rank < world_size:
+        raise ValueError(f"batch_rng: rank {rank} outside 0..{world_size - 1}")
+    return np.random.default_rng(seed if rank == 0 else [seed, rank])
+
+
+def rank_seed(seed: int, rank: int) -> int:
+    """The seed of a rank's own randomness after the weights are shared (dropout masks): nanoGPT's seed + rank.
+    The initial weights need no care: DistributedDataParallel copies rank 0's to every rank."""
+    return seed + rank
+
+
+def micro_steps_per_rank(grad_accum: int, world_size: int) -> int:
+    """Micro-steps each rank runs per optimizer step: grad_accum / world_size (nanoGPT's mapping).
+
+    Each rank divides its loss by this number, and the all-reduce averages over the ranks, so a step's
+    gradient is the mean over all grad_accum micro-batches, as in one process.
+    """
+    if grad_accum < 1 or world_size < 1:
+        raise ValueError(f"micro_steps_per_rank: grad_accum={grad_accum} and world_size={world_size} must be >= 1")
+    if grad_accum % world_size:
+        raise ValueError(f"--grad-accum {grad_accum} must be a multiple of the number of ranks ({world_size}): each "
+                         f"rank runs an equal share of the micro-steps")
+    return grad_accum // world_size
+
+
+def threads_per_rank(ranks_on_machine: int, cores: int | None = None) -> tuple[int, str]:
+    """BLAS threads for each rank so that ranks x threads <= cores, and the line that says so in the log.
+
+    ranks_on_machine: `group().on_this_machine()[1]` (the MPI backend's count of ranks sharing this machine).
+
+    A thread count set in the environment (OPENBLAS_NUM_THREADS, ...) is the user's and is kept.
+    """
+    cores = cores or os.cpu_count() or 1
+    for name in THREAD_VARIABLES:
+        if os.environ.get(name):
+            return int(os.environ[name]), f"BLAS threads per rank: {os.environ[name]} (from {name})"
+    threads = max(1, cores // ranks_on_machine)
+    line = f"BLAS threads per rank: {threads} ({ranks_on_machine} ranks on {cores} cores)"
+    if ranks_on_machine > cores:
+        line += "; more ranks than cores: each rank gets less than a core and the job runs slower"
+    return threads, line
+
+
+def is_writer(rank: int) -> bool:
+    """Whether this rank evaluates, logs, draws progress and writes checkpoints: rank 0 only."""
+    return rank == 0
+
+
+class RankGuard:
+    """Ends a job of N ranks cleanly: a signal stops every rank at the same step; a failure aborts them all.
+
+        with RankGuard(dist.process_group.group(), before_abort=save_if_rank_0) as guard:
+            for step in ...:
+                if guard.stop_agreed():      # every rank, once per step: a collective call
+                    save_if_rank_0(guard.stop_reason); break
+                ...
+        sys.exit(guard.exit_code)
+
+    Why not abort on Ctrl-C at once: mpiexec passes SIGINT to every rank, and a rank that aborts first kills rank 0
+    while it writes its checkpoint. Why not stop on the spot either: a rank waiting in an all-reduce cannot run
+    Python's signal handler until the call returns. So the first SIGINT or SIGTERM only raises a flag, and
+    `stop_agreed()`, one tiny all-reduce (MAX) per step, tells every rank that some rank was asked to stop; they
+    all stop after the same step, and rank 0 saves. A second signal aborts at once.
+
+    An exception (SystemExit with a non-zero code too) on any rank aborts the job (MPI_Abort): without it the other
+    ranks would wait in their next all-reduce for ever. before_abort(reason) runs first on that rank; one line
+    goes to stderr. In a one-rank job the exception is re-raised instead: nothing else is waiting.
+    """
+
+    def __init__(self, communicator: Any, before_abort: Callable[[str], None] | None = None) -> None:
+        self.communicator = communicator
+        self.before_abort = before_abort
+        self.stop_reason: str | None = None  # the signal's name once one came (here or, agreed, on another rank)
+        self.exit_code = 0
+        self._previous: dict[int, Any] = {}
+
+    def _abort(self, reason: str, code: int) -> None:
+        if self.before_abort is not None:
+            self.before_abort(reason)
+        print(f"rank {self.communicator.rank}: {reason}; ending every rank of the job", file=sys.stderr, flush=True)
+        self.communicator.abort(code)
+        os._exit(code)  # MPI_Abort does not return; should it ever, this rank still must not go on alone
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        name = signal.Signals(signum).name
+        if self.stop_reason is not None:  # the second signal: no more waiting for the end of the step
+            self._abort(f"{name} again", 128 + signum)
+        self.stop_reason, self.exit_code = name, 128 + signum
+
+    def stop_agreed(self) -> bool:
+        """Whether any rank was asked to stop (every rank must call it at the same point of each step)."""
+        flag = np.array([self.exit_code], dtype=np.int64)
+        if self.communicator.size > 1:
+            self.communicator.all_reduce_(flag, ReduceOp.MAX)
+        code = int(flag[0])
+        if code and self.stop_reason is None:
+            self.stop_reason, self.exit_code = f"{signal.Signals(code - 128).name} on another rank", code
+        return code != 0
+
+    def __enter__(self) -> RankGuard:
+        self._previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        return self
+
+    def __exit__(self, kind: type | None, error: BaseException | None, traceback: Any) -> None:
+        for s, handler in self._previous.items():
+            signal.signal(s, handler)
+        if error is None or self.communicator.size == 1:
+            return
+        if isinstance(error, SystemExit) and error.code in (0, None):
+            return
+        self._abort(f"{type(error).__name__}: {error}", 1)

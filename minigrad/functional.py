@@ -134,6 +134,21 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Ten
     return nn.LayerNorm.apply(*inputs, eps=eps)
 
 
+def rms_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
+             eps: float | None = None) -> Tensor:
+    """y = x / sqrt(mean(x**2 over the last dims) + eps) * weight, composed (its gradient is the chain rule's).
+
+    `eps=None` is the machine epsilon of input's dtype, as in PyTorch.
+    """
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(input.shape[input.ndim - len(shape):]) != shape:
+        raise ShapeError(f"rms_norm: normalized_shape {shape} does not end input's shape {input.shape}")
+    eps = float(np.finfo(input.dtype).eps) if eps is None else eps
+    dims = tuple(range(input.ndim - len(shape), input.ndim))
+    y = input * ((input * input).mean(dim=dims, keepdim=True) + eps).rsqrt()
+    return y if weight is None else y * weight
+
+
 def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     """Zero each element with probability `p` and scale the rest by 1/(1-p); identity when not training."""
     if not 0 <= p < 1:

@@ -8,13 +8,20 @@ Read next: layers.py.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from minigrad import autograd, backend
 from minigrad.tensor import Tensor, _is_backend_array
+
+
+class IncompatibleKeys(NamedTuple):
+    """What `load_state_dict` returns, as PyTorch's: the model's keys the dict lacked, and the dict's extra keys."""
+
+    missing_keys: list[str]
+    unexpected_keys: list[str]
 
 
 class Parameter(Tensor):
@@ -101,6 +108,26 @@ class Module:
     def named_children(self) -> Iterator[tuple[str, Module]]:
         yield from self._modules.items()
 
+    def get_submodule(self, target: str) -> Module:
+        """The submodule at dotted path `target` ('' is this module), as PyTorch's `get_submodule`."""
+        module = self
+        for i, name in enumerate(target.split(".") if target else []):
+            if name not in module._modules:
+                where = ".".join(target.split(".")[:i]) or type(module).__name__
+                raise AttributeError(f"{where} has no attribute `{name}`")
+            module = module._modules[name]
+        return module
+
+    def apply(self, fn: Callable[[Module], Any]) -> Module:
+        """Call `fn` on every submodule, children first, then on this module; returns self (as PyTorch).
+
+            model.apply(init_weights)   # e.g. normal_ on every Linear's weight
+        """
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
     def named_parameters(self, prefix: str = "") -> Iterator[tuple[str, Parameter]]:
         """Every parameter once (a tied weight under its first name), in definition order."""
         seen: set[int] = set()
@@ -139,27 +166,28 @@ class Module:
         """Name -> tensor (sharing the module's data; detached from any graph)."""
         return {name: tensor.detach() for name, tensor in self._state_items()}
 
-    def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> tuple[list[str], list[str]]:
+    def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> IncompatibleKeys:
         """Copy values (Tensors or arrays, from any device) into this module's tensors, in place.
 
         Each tensor keeps its device and dtype. A shape mismatch always raises; with `strict` (the
-        default) so does any missing or unexpected key. The one RuntimeError (as PyTorch raises) lists
-        every problem at once, and nothing is copied unless all is well. Returns (missing, unexpected).
+        default) so does any missing or unexpected key. The one RuntimeError lists every problem at once, in
+        PyTorch's words, and nothing is copied unless all is well. Returns (missing_keys, unexpected_keys).
         """
         own = dict(self._state_items())
         missing = [name for name in own if name not in state_dict]
         unexpected = [name for name in state_dict if name not in own]
-        mismatched = [
-            f"{name}: checkpoint {tuple(value.shape)}, model {own[name].shape}"
+        problems = [
+            f"size mismatch for {name}: copying a param with shape {tuple(value.shape)} from checkpoint, "
+            f"the shape in current model is {own[name].shape}."
             for name, value in state_dict.items()
             if name in own and tuple(value.shape) != own[name].shape
         ]
-        problems = [f"shape mismatch for {m}" for m in mismatched]
-        if strict:
-            problems += [f"missing key(s): {', '.join(missing)}"] if missing else []
-            problems += [f"unexpected key(s): {', '.join(unexpected)}"] if unexpected else []
+        if strict and unexpected:
+            problems.insert(0, "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+        if strict and missing:
+            problems.insert(0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
         if problems:
-            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n  " + "\n  ".join(problems))
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(problems))
         for name, value in state_dict.items():
             if name in own:
                 target = own[name]
@@ -168,7 +196,7 @@ class Module:
                     data = np.asarray(data)
                 # In place: anything sharing the tensor's array (an earlier state_dict) sees the new values.
                 target.data[...] = backend.to_device(data, target.device).astype(target.dtype, copy=False)
-        return missing, unexpected
+        return IncompatibleKeys(missing, unexpected)
 
     # ----------------------------------------------------------------------------------------------
     # Modes and devices
@@ -203,6 +231,12 @@ class Module:
                 tensor.data = convert(tensor.data)
                 if tensor.grad is not None:
                     tensor.grad.data = convert(tensor.grad.data)
+        return self
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        """Switch gradient tracking of every parameter on or off (freezing a part of a model); returns self."""
+        for param in self.parameters():
+            param.requires_grad = requires_grad
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:

@@ -8,7 +8,7 @@ Start with tensor.py (Tensor), function.py (Function, one op), then autograd.py 
     x.grad  # tensor([2., 4., 6.])
 """
 
-from minigrad import cuda, mathops, nn, optim, viz
+from minigrad import cuda, mathops, nn, optim, utils, viz
 from minigrad.anomaly import AnomalyError, detect_anomaly
 from minigrad.autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
 from minigrad.dtypes import (
@@ -73,7 +73,7 @@ __all__ += mathops.__all__
 __all__ += [
     "Generator", "bernoulli", "double", "dtype", "finfo", "float16", "float32", "float64", "get_default_dtype", "half",
     "iinfo", "inference_mode", "int8", "int16", "int32", "int64", "long", "multinomial", "normal", "rand", "randint",
-    "randperm", "set_default_dtype", "short", "uint8",
+    "randperm", "set_default_dtype", "short", "uint8", "utils",
 ]
 
 # PyTorch's dtype aliases that share a name with a Python builtin: attributes of the package (mg.float, mg.int,

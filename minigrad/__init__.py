@@ -9,10 +9,10 @@ Start with tensor.py (Tensor), function.py (Function, one op), then autograd.py 
 """
 
 from minigrad import cuda, mathops, nn, optim, utils, viz
+from minigrad import dtypes as _dtypes
 from minigrad.anomaly import AnomalyError, detect_anomaly
 from minigrad.autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
 from minigrad.dtypes import (
-    bool_,
     double,
     dtype,
     finfo,
@@ -80,7 +80,7 @@ __all__ += [
 # mg.bool), kept out of __all__ so that `from minigrad import *` never shadows float, int or bool.
 float = float32  # noqa: A001
 int = int32  # noqa: A001
-bool = bool_  # noqa: A001
+bool = _dtypes.bool_  # noqa: A001
 __version__ = "0.1.0"
 
 # Freed arrays stay in the heap for the next step instead of costing page faults (see memory.py).

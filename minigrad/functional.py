@@ -279,3 +279,10 @@ def where(cond: Any, a: Any, b: Any) -> Tensor:
         a = a if isinstance(a, Tensor) else Tensor(a, device=device)  # two numbers: as mg.tensor makes them
         a, b = a._operands(b)
     return elementwise.Where.apply(a, b, cond=cond)
+
+
+__all__ = [
+    "attention_probs", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "dropout", "elu",
+    "embedding", "gelu", "layer_norm", "leaky_relu", "linear", "log_softmax", "mse_loss", "nll_loss", "normalize",
+    "one_hot", "relu", "rms_norm", "scaled_dot_product_attention", "sigmoid", "silu", "softmax", "softplus", "tanh",
+]  # (cat, concat, stack and where live here too, but PyTorch has them as torch.cat, ...: see minigrad/__init__.py)

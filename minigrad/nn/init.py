@@ -141,3 +141,7 @@ def linear_default_(weight: Tensor, bias: Tensor | None = None) -> None:
     uniform_(weight, -bound, bound)
     if bias is not None:
         uniform_(bias, -bound, bound)
+
+
+__all__ = ["calculate_gain", "constant_", "kaiming_normal_", "kaiming_uniform_", "linear_default_", "normal_", "ones_",
+           "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_"]

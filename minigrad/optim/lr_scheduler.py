@@ -330,3 +330,6 @@ def _set_momentum(group: dict[str, Any], momentum: float, use_beta1: bool) -> No
         group["betas"] = (momentum, *group["betas"][1:])
     else:
         group["momentum"] = momentum
+
+
+__all__ = ["CosineAnnealingLR", "LRScheduler", "LambdaLR", "LinearLR", "OneCycleLR", "SequentialLR", "StepLR"]

@@ -69,10 +69,10 @@ class MultiheadAttention(Module):
         v = v.view(B, S, nh, hs).transpose(1, 2)  # (B, nh, S, hs)
         scores = (q @ k.transpose(-2, -1)) * hs**-0.5  # (B, nh, L, S)
         if attn_mask is not None:
-            mask = _as_tensor(attn_mask)
+            mask = _as_tensor(attn_mask, scores.device)
             scores = _apply_mask(scores, mask if mask.ndim == 2 else mask.view(B, nh, L, S))
         if key_padding_mask is not None:
-            scores = _apply_mask(scores, _as_tensor(key_padding_mask).view(B, 1, 1, S))
+            scores = _apply_mask(scores, _as_tensor(key_padding_mask, scores.device).view(B, 1, 1, S))
         probs = F.dropout(F.softmax(scores, dim=-1), self.dropout, self.training)  # (B, nh, L, S)
         y = (probs @ v).transpose(1, 2).reshape(B, L, E)  # (B, L, nh * hs): the heads side by side
         y = self.out_proj(y)
@@ -86,8 +86,9 @@ class MultiheadAttention(Module):
         return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, batch_first={self.batch_first}"
 
 
-def _as_tensor(mask: Any) -> Tensor:
-    return mask if isinstance(mask, Tensor) else Tensor(np.asarray(mask))
+def _as_tensor(mask: Any, device: str) -> Tensor:
+    """A mask given as a NumPy array (or list) as a tensor on the scores' device; a Tensor stays as it is."""
+    return mask if isinstance(mask, Tensor) else Tensor(np.asarray(mask), dtype=np.asarray(mask).dtype, device=device)
 
 
 def _apply_mask(scores: Tensor, mask: Tensor) -> Tensor:

@@ -129,3 +129,19 @@ def test_bad_call_shapes_raise_type_errors():
         mg.normal(0.0, 1.0)
     with pytest.raises(TypeError):
         mg.rand(2, dtype=mg.int64)
+
+
+def test_samplers_give_the_same_numbers_on_every_device(device):
+    """Drawn on the host and moved, so a seed means the same samples on the CPU and on any device."""
+    def draws(on):
+        g = mg.Generator().manual_seed(11)
+        probs = mg.tensor([0.2, 0.3, 0.5], device=on)
+        return [mg.rand(3, generator=g, device=on), mg.randn(2, generator=g, device=on),
+                mg.randint(0, 9, (4,), generator=g, device=on), mg.randperm(5, generator=g, device=on),
+                mg.multinomial(probs, 2, generator=g), mg.normal(mg.zeros(3, device=on), 1.0, generator=g),
+                mg.bernoulli(probs, generator=g), mg.nn.init.trunc_normal_(mg.zeros(4, device=on), generator=g)]
+
+    for here, there in zip(draws("cpu"), draws(device)):
+        assert there.device == device or str(there.device).startswith(device)
+        assert here.dtype == there.dtype
+        np.testing.assert_array_equal(here.numpy(), there.numpy())

@@ -189,10 +189,11 @@ def load(path: PathLike, device: Any = None, max_bytes: int | None = None, *, ma
     if structure is None:
         return tensors
     try:
-        tree = json.loads(structure)
-    except ValueError as error:
+        return _decode(json.loads(structure), tensors, path)
+    except (ValueError, RecursionError) as error:  # not JSON, or nested past Python's recursion limit
+        if isinstance(error, CheckpointError):
+            raise
         raise CheckpointError(f"{path}: the container structure in its header is malformed: {error}") from None
-    return _decode(tree, tensors, path)
 
 
 def load_metadata(path: PathLike) -> dict[str, str]:

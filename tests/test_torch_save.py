@@ -81,3 +81,7 @@ def test_a_malformed_structure_is_a_checkpoint_error(tmp_path):
         mg.load(tmp_path / "bad.safetensors")
     with pytest.raises(TypeError):
         mg.load(tmp_path / "bad.safetensors", map_location=object())
+    for structure in ['{"list": [' * 100_000, '{"list": ' * 100_000 + "[]" + "}" * 100_000, "not json"]:
+        mg.save({"w": mg.ones(1)}, tmp_path / "deep.safetensors", metadata={CONTAINER_KEY: structure})
+        with pytest.raises(mg.CheckpointError, match="malformed"):
+            mg.load(tmp_path / "deep.safetensors")

@@ -220,3 +220,36 @@ def test_functional_is_one_module_under_two_names():
     from minigrad.nn import functional as G
 
     assert F is minigrad.functional and G is F
+
+
+def test_module_registration_and_conversion_methods_match_pytorch():
+    def build(lib):
+        model = lib.nn.Module()
+        for i in range(2):
+            model.add_module(f"layer{i}", lib.nn.Linear(3, 3))
+        model.register_module("head", lib.nn.Linear(3, 1))
+        model.register_parameter("scale", lib.nn.Parameter(lib.ones(1)))
+        model.register_parameter("unused", None)
+        model.register_buffer("steps", lib.zeros(1))
+        return model
+
+    ours, theirs = build(mg), build(torch)
+    assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
+    assert [n for n, _ in ours.named_parameters(recurse=False)] == ["scale"]
+    assert [n for n, _ in theirs.named_parameters(recurse=False)] == ["scale"]
+    assert len(list(ours.parameters(recurse=False))) == 1 and ours.unused is None
+    assert len(list(ours.buffers())) == len(list(theirs.buffers())) == 1
+    assert ours.get_parameter("layer1.bias") is ours.layer1.bias
+    with pytest.raises(AttributeError):
+        ours.get_parameter("layer1.nothing")
+    with pytest.raises(KeyError):
+        ours.add_module("a.b", nn.Identity())
+    with pytest.raises(TypeError):
+        ours.register_parameter("w", mg.ones(1))
+    for method, dtype in [("double", "float64"), ("half", "float16"), ("float", "float32")]:
+        getattr(ours, method)()
+        getattr(theirs, method)()
+        assert str(ours.head.weight.dtype) == dtype == str(theirs.head.weight.dtype).removeprefix("torch.")
+    assert ours.to(mg.float64) is ours and ours.head.weight.dtype == mg.float64  # a dtype in the device's place
+    assert ours.to("float32").head.weight.dtype == mg.float32
+    assert ours.cpu().head.weight.device == "cpu"

@@ -128,18 +128,49 @@ class Module:
         fn(self)
         return self
 
-    def named_parameters(self, prefix: str = "") -> Iterator[tuple[str, Parameter]]:
-        """Every parameter once (a tied weight under its first name), in definition order."""
+    def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """Every parameter once (a tied weight under its first name), in definition order (with `recurse=False`,
+        only this module's own)."""
         seen: set[int] = set()
-        for module_name, module in self.named_modules(prefix):
+        for module_name, module in (self.named_modules(prefix) if recurse else [(prefix, self)]):
             for name, param in module._parameters.items():
                 if id(param) not in seen:
                     seen.add(id(param))
                     yield (f"{module_name}.{name}" if module_name else name), param
 
-    def parameters(self) -> Iterator[Parameter]:
-        for _, param in self.named_parameters():
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, param in self.named_parameters(recurse=recurse):
             yield param
+
+    def buffers(self) -> Iterator[Tensor]:
+        """Every buffer (persistent or not), as `named_buffers` without the names."""
+        for _, buffer in self.named_buffers():
+            yield buffer
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at dotted path `target` ('h.0.attn.c_attn.weight')."""
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if name not in module._parameters:
+            raise AttributeError(f"{type(module).__name__} has no parameter `{name}`")
+        return module._parameters[name]
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Add a parameter under `name`, as assigning it does (None: the attribute exists, holding no parameter)."""
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
+                            "(torch.nn.Parameter or None required)")
+        setattr(self, name, param)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Add a submodule under `name`, as assigning it does (for names made in a loop)."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        if "." in name or not name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}' if name else "module name can't be empty")
+        setattr(self, name, module)
+
+    register_module = add_module
 
     def named_buffers(self, persistent_only: bool = False) -> Iterator[tuple[str, Tensor]]:
         """Every buffer by its dotted name (None placeholders skipped)."""
@@ -214,8 +245,11 @@ class Module:
         """Move every parameter and buffer to `device` and/or convert floats to `dtype`, in place.
 
         The tensors stay the same objects (only their `.data` changes), so references to them stay
-        valid; gradients move with them. Create the optimizer after moving the model.
+        valid; gradients move with them. Create the optimizer after moving the model. As in PyTorch, a dtype
+        may come first: `model.to(mg.float64)`.
         """
+        if device is not None and _is_dtype(device):  # a dtype in the device's place
+            device, dtype = None, device
         device = None if device is None else backend.canonical_device(device)
 
         def convert(data: Any) -> Any:
@@ -239,6 +273,22 @@ class Module:
             param.requires_grad = requires_grad
         return self
 
+    def cpu(self) -> Module:
+        return self.to("cpu")
+
+    def cuda(self, device: int | None = None) -> Module:
+        return self.to("cuda" if device is None else f"cuda:{device}")
+
+    def float(self) -> Module:
+        """Float parameters and buffers to float32 (integer ones stay)."""
+        return self.to(dtype=np.float32)
+
+    def double(self) -> Module:
+        return self.to(dtype=np.float64)
+
+    def half(self) -> Module:
+        return self.to(dtype=np.float16)
+
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget every parameter's gradient (None, or zeros in place)."""
         for param in self.parameters():
@@ -259,3 +309,12 @@ class Module:
             child_lines = repr(child).split("\n")
             lines.append(f"  ({name}): " + "\n  ".join(child_lines))
         return lines[0] + ")" if len(lines) == 1 else "\n".join(lines) + "\n)"
+
+
+def _is_dtype(arg: Any) -> bool:
+    """Whether an argument of `to` names a dtype (np.float64, "float64") rather than a device ("cuda:1")."""
+    try:
+        np.dtype(arg)
+    except TypeError:
+        return False
+    return True

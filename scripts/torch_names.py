@@ -20,19 +20,19 @@ from pathlib import Path
 
 import numpy as np
 
-import minigrad
-
 TABLE = Path(__file__).resolve().parent.parent / "docs" / "torch_names.md"
 
-# minigrad namespace -> the PyTorch namespace it mirrors (the Tensor class: its methods and attributes)
+# minigrad namespace -> the PyTorch namespace it mirrors (for a class: its methods and attributes)
 NAMESPACES = {
     "minigrad": "torch",
     "minigrad.Tensor": "torch.Tensor",
     "minigrad.nn": "torch.nn",
+    "minigrad.nn.Module": "torch.nn.Module",
     "minigrad.nn.functional": "torch.nn.functional",
     "minigrad.nn.init": "torch.nn.init",
     "minigrad.nn.utils": "torch.nn.utils",
     "minigrad.optim": "torch.optim",
+    "minigrad.optim.Optimizer": "torch.optim.Optimizer",
     "minigrad.optim.lr_scheduler": "torch.optim.lr_scheduler",
     "minigrad.utils.data": "torch.utils.data",
 }
@@ -54,18 +54,28 @@ ELSEWHERE = {
 MINIGRAD_ONLY = {
     "minigrad.AnomalyError", "minigrad.CheckpointError", "minigrad.GradcheckError", "minigrad.ShapeError",
     "minigrad.keep_freed_host_memory", "minigrad.load_metadata", "minigrad.viz",
-    "minigrad.Tensor.astype", "minigrad.Tensor.gelu", "minigrad.Tensor.zero_grad",
+    "minigrad.Tensor.astype", "minigrad.Tensor.gelu", "minigrad.Tensor.zero_grad", "minigrad.nn.Module.num_parameters",
     "minigrad.nn.functional.attention_probs", "minigrad.nn.init.linear_default_",
     "minigrad.optim.constant_with_warmup", "minigrad.optim.cosine_with_warmup", "minigrad.optim.flatten_state_dict",
     "minigrad.optim.linear_with_warmup", "minigrad.optim.set_lr", "minigrad.optim.unflatten_state_dict",
 }
 
 
+def owner(namespace: str) -> object:
+    """The module, or the class (minigrad.Tensor, minigrad.nn.Module, ...), that a namespace names."""
+    try:
+        return importlib.import_module(namespace)
+    except ImportError:
+        module_name, _, class_name = namespace.rpartition(".")
+        return getattr(importlib.import_module(module_name), class_name)
+
+
 def public_names(namespace: str) -> list[str]:
-    """The public names of a minigrad namespace: __all__ (plus EXTRA), or what the module itself defines."""
-    if namespace == "minigrad.Tensor":
-        return sorted(name for name in dir(minigrad.Tensor) if not name.startswith("_"))
-    module = importlib.import_module(namespace)
+    """The public names of a minigrad namespace: __all__ (plus EXTRA), what the module itself defines, or a
+    class's public attributes."""
+    module = owner(namespace)
+    if inspect.isclass(module):
+        return sorted(name for name in dir(module) if not name.startswith("_"))
     if hasattr(module, "__all__"):
         return sorted({*module.__all__, *EXTRA.get(namespace, [])})
     return sorted(name for name, value in vars(module).items()
@@ -75,8 +85,8 @@ def public_names(namespace: str) -> list[str]:
 
 def summary(namespace: str, name: str) -> str:
     """The first line of the object's docstring (a kind for dtypes and modules), for the table."""
-    owner = minigrad.Tensor if namespace == "minigrad.Tensor" else importlib.import_module(namespace)
-    value = inspect.getattr_static(owner, name) if inspect.isclass(owner) else getattr(owner, name)
+    where = owner(namespace)
+    value = inspect.getattr_static(where, name) if inspect.isclass(where) else getattr(where, name)
     if isinstance(value, property):
         doc = inspect.getdoc(value) or inspect.getdoc(value.fget)
         return doc.strip().split("\n")[0] if doc else "attribute"

@@ -100,19 +100,29 @@ def rand(*size: Any, generator: random.Generator | None = None, dtype: Any = Non
     return Tensor(data, requires_grad=requires_grad, dtype=_float_dtype(dtype, "rand"), device=device)
 
 
-def randint(*args: Any, size: Any = None, generator: random.Generator | None = None, dtype: Any = np.int64,
-            device: Any = None, requires_grad: bool = False) -> Tensor:
+def randint(*args: Any, low: int | None = None, high: int | None = None, size: Any = None,
+            generator: random.Generator | None = None, dtype: Any = np.int64, device: Any = None,
+            requires_grad: bool = False) -> Tensor:
     """Integers drawn uniformly from [low, high), as `torch.randint(low=0, high, size)`: int64 unless `dtype`.
 
-    `randint(high, size)` and `randint(low, high, size)` both work, with `size` a tuple (or `size=`).
+    `randint(high, size)` and `randint(low, high, size)` both work, and so do keywords (`randint(10, size=(3,))`,
+    `randint(low=2, high=5, size=(3,))`).
     """
+    positional = list(args)
+    if high is not None:  # randint([low,] high=H, size=S)
+        if len(positional) > 1 or (positional and low is not None):
+            raise TypeError("randint: expected randint(low, high, size); got low twice or too many arguments")
+        low = positional[0] if positional else (0 if low is None else low)
+    else:
+        if low is not None:
+            raise TypeError("randint: low= needs high=")
+        if size is None and positional:
+            size = positional.pop()
+        if len(positional) not in (1, 2):
+            raise TypeError("randint: expected randint(high, size) or randint(low, high, size)")
+        low, high = (0, positional[0]) if len(positional) == 1 else positional
     if size is None:
-        if not args:
-            raise TypeError("randint: missing the size, e.g. randint(0, 10, (3,))")
-        *args, size = args
-    if len(args) not in (1, 2):
-        raise TypeError("randint: expected randint(high, size) or randint(low, high, size)")
-    low, high = (0, args[0]) if len(args) == 1 else args
+        raise TypeError("randint: missing the size, e.g. randint(0, 10, (3,))")
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     data = random.rng_for(generator).integers(int(low), int(high), tuple(size), dtype=np.int64)

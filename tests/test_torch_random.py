@@ -145,3 +145,21 @@ def test_samplers_give_the_same_numbers_on_every_device(device):
         assert there.device == device or str(there.device).startswith(device)
         assert here.dtype == there.dtype
         np.testing.assert_array_equal(here.numpy(), there.numpy())
+
+
+@pytest.mark.parametrize("args, kwargs, low, high", [
+    ((10, (3,)), {}, 0, 10), ((2, 5, (3,)), {}, 2, 5), ((10,), {"size": (2, 2)}, 0, 10),
+    ((), {"low": 2, "high": 5, "size": (4,)}, 2, 5), ((3,), {"high": 5, "size": (2,)}, 3, 5),
+    ((), {"high": 5, "size": (2,)}, 0, 5),
+])
+def test_randint_call_forms_match_pytorch(args, kwargs, low, high):
+    torch = pytest.importorskip("torch")
+    ours, theirs = mg.randint(*args, **kwargs), torch.randint(*args, **kwargs)
+    assert ours.shape == tuple(theirs.shape) and str(ours.dtype) == "int64" == str(theirs.dtype).removeprefix("torch.")
+    assert (ours.numpy() >= low).all() and (ours.numpy() < high).all()
+
+
+@pytest.mark.parametrize("kwargs", [{"low": 2, "size": (2,)}, {"high": 2}])
+def test_randint_bad_keywords(kwargs):
+    with pytest.raises(TypeError):
+        mg.randint(**kwargs)

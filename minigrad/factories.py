@@ -30,6 +30,15 @@ def _shape(shape: tuple) -> tuple[int, ...]:
     return tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
 
 
+def _size(shape: tuple, size: Any, op: str) -> tuple[int, ...]:
+    """The shape given positionally or as size= (not both)."""
+    if size is not None:
+        if shape:
+            raise TypeError(f"{op}: give the shape positionally or as size=, not both")
+        return tuple(size) if isinstance(size, (tuple, list)) else (size,)
+    return _shape(shape)
+
+
 def zeros(*shape: Any, dtype: Any = np.float32, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of `shape` filled with 0 (float32 unless `dtype`)."""
     return Tensor(np.zeros(_shape(shape), dtype=dtype), requires_grad=requires_grad, dtype=dtype, device=device)
@@ -47,10 +56,11 @@ def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None, requ
     return Tensor(data, requires_grad=requires_grad, dtype=dtype, device=device)
 
 
-def randn(*shape: Any, generator: random.Generator | None = None, dtype: Any = np.float32, device: Any = None,
-          requires_grad: bool = False) -> Tensor:
-    """Standard normal samples, drawn on the host from the seeded generator (same on every device)."""
-    data = random.rng_for(generator).standard_normal(_shape(shape))
+def randn(*shape: Any, size: Any = None, generator: random.Generator | None = None, dtype: Any = np.float32,
+          device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Standard normal samples, drawn on the host from the seeded generator (same on every device); the shape as
+    randn(2, 3), randn((2, 3)) or randn(size=(2, 3))."""
+    data = random.rng_for(generator).standard_normal(_size(shape, size, "randn"))
     return Tensor(data, requires_grad=requires_grad, dtype=dtype, device=device)
 
 
@@ -93,10 +103,10 @@ def _float_dtype(dtype: Any, op: str) -> np.dtype:
     return dtype
 
 
-def rand(*size: Any, generator: random.Generator | None = None, dtype: Any = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:
-    """Samples of U[0, 1), as `torch.rand` (float32 unless `dtype`)."""
-    data = random.rng_for(generator).random(_shape(size))
+def rand(*shape: Any, size: Any = None, generator: random.Generator | None = None, dtype: Any = None,
+         device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Samples of U[0, 1), as `torch.rand` (float32 unless `dtype`; the shape as for randn)."""
+    data = random.rng_for(generator).random(_size(shape, size, "rand"))
     return Tensor(data, requires_grad=requires_grad, dtype=_float_dtype(dtype, "rand"), device=device)
 
 

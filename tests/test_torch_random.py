@@ -47,6 +47,8 @@ def test_generator_state_round_trip_and_seeds():
     (lambda g: mg.rand(2, 3, generator=g), (2, 3), "float32"),
     (lambda g: mg.rand((4,), generator=g, dtype=mg.float64), (4,), "float64"),
     (lambda g: mg.randn(2, 3, generator=g), (2, 3), "float32"),
+    (lambda g: mg.randn(size=(2, 3), generator=g), (2, 3), "float32"),
+    (lambda g: mg.rand(size=[5], generator=g), (5,), "float32"),
     (lambda g: mg.randint(5, (3, 2), generator=g), (3, 2), "int64"),
     (lambda g: mg.randint(2, 5, (7,), generator=g), (7,), "int64"),
     (lambda g: mg.randint(0, 5, size=(2,), generator=g), (2,), "int64"),
@@ -129,6 +131,8 @@ def test_bad_call_shapes_raise_type_errors():
         mg.normal(0.0, 1.0)
     with pytest.raises(TypeError):
         mg.rand(2, dtype=mg.int64)
+    with pytest.raises(TypeError, match="not both"):
+        mg.randn(2, size=(2,))
 
 
 def test_samplers_give_the_same_numbers_on_every_device(device):

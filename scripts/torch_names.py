@@ -84,27 +84,23 @@ def public_names(namespace: str) -> list[str]:
 
 
 def summary(namespace: str, name: str) -> str:
-    """The first line of the object's docstring (a kind for dtypes and modules), for the table."""
+    """What kind of thing the name is (class, function, method, attribute, dtype, module). Only the kind, not the
+    docstring: the table then changes when a name comes or goes, never when a docstring is reworded."""
     where = owner(namespace)
     value = inspect.getattr_static(where, name) if inspect.isclass(where) else getattr(where, name)
-    if isinstance(value, property):
-        doc = inspect.getdoc(value) or inspect.getdoc(value.fget)
-        return doc.strip().split("\n")[0] if doc else "attribute"
-    if inspect.ismodule(value):
-        return "module"
     if isinstance(value, np.dtype):
         return f"dtype ({value})"
-    if value is np.dtype:
-        return "the class of dtypes"
-    doc = inspect.getdoc(value) if callable(value) or inspect.isroutine(value) else None
-    if not doc:  # e.g. a function made in a loop: say what kind of thing it is
-        return "function" if inspect.isroutine(value) or callable(value) else "attribute"
-    line = doc.strip().split("\n")[0].replace("|", "\\|")
-    return line if len(line) <= 100 else line[:97] + "..."
+    if inspect.ismodule(value):
+        return "module"
+    if inspect.isclass(value):
+        return "class"
+    if inspect.isclass(where):
+        return "method" if inspect.isroutine(value) or isinstance(value, (staticmethod, classmethod)) else "attribute"
+    return "function" if callable(value) else "value"
 
 
 def rows() -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
-    """(torch name, minigrad name, summary) for every covered name, and (minigrad name, summary) for the rest."""
+    """(torch name, minigrad name, kind) for every covered name, and (minigrad name, kind) for the rest."""
     covered, own = [], []
     for namespace, torch_namespace in NAMESPACES.items():
         for name in public_names(namespace):
@@ -128,13 +124,13 @@ def render() -> str:
         "",
         f"## Covered: {len(covered)} names",
         "",
-        "| PyTorch | minigrad | what it is |",
+        "| PyTorch | minigrad | kind |",
         "|---|---|---|",
         *(f"| `{torch_name}` | `{name}` | {text} |" for torch_name, name, text in covered),
         "",
         f"## minigrad's own names: {len(own)}",
         "",
-        "| minigrad | what it is |",
+        "| minigrad | kind |",
         "|---|---|",
         *(f"| `{name}` | {text} |" for name, text in own),
         "",

@@ -8,29 +8,56 @@ Start with tensor.py (Tensor), function.py (Function, one op), then autograd.py 
     x.grad  # tensor([2., 4., 6.])
 """
 
-from minigrad import cuda, distributed, mathops, nn, optim, viz
+from minigrad import cuda, distributed, mathops, nn, optim, utils, viz
+from minigrad import dtypes as _dtypes
 from minigrad.anomaly import AnomalyError, detect_anomaly
 from minigrad.autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
+from minigrad.dtypes import (
+    double,
+    dtype,
+    finfo,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    iinfo,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    set_default_dtype,
+    short,
+    uint8,
+)
 from minigrad.factories import (
     arange,
+    bernoulli,
     eye,
     full,
     full_like,
     linspace,
+    multinomial,
+    normal,
     ones,
     ones_like,
+    rand,
+    randint,
     randn,
     randn_like,
+    randperm,
     tensor,
     zeros,
     zeros_like,
 )
 from minigrad.function import Function
 from minigrad.functional import cat, concat, stack, where
+from minigrad.grad_mode import inference_mode
 from minigrad.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from minigrad.mathops import *  # noqa: F403  (mg.exp, mg.sum, mg.maximum, ...: the torch.* functions)
 from minigrad.memory import keep_freed_host_memory
-from minigrad.random import manual_seed
+from minigrad.random import Generator, manual_seed
 from minigrad.serialization import CheckpointError, load, load_metadata, save
 from minigrad.tensor import ShapeError, Tensor
 from minigrad.threads import get_num_threads, set_num_threads
@@ -44,6 +71,17 @@ __all__ = [
     "save", "set_grad_enabled", "set_num_threads", "stack", "tensor", "viz", "where", "zeros", "zeros_like",
 ]
 __all__ += mathops.__all__
+__all__ += [
+    "Generator", "bernoulli", "double", "dtype", "finfo", "float16", "float32", "float64", "get_default_dtype", "half",
+    "iinfo", "inference_mode", "int8", "int16", "int32", "int64", "long", "multinomial", "normal", "rand", "randint",
+    "randperm", "set_default_dtype", "short", "uint8", "utils",
+]
+
+# PyTorch's dtype aliases that share a name with a Python builtin: attributes of the package (mg.float, mg.int,
+# mg.bool), kept out of __all__ so that `from minigrad import *` never shadows float, int or bool.
+float = float32  # noqa: A001
+int = int32  # noqa: A001
+bool = _dtypes.bool_  # noqa: A001
 __version__ = "0.1.0"
 
 # Freed arrays stay in the heap for the next step instead of costing page faults (see memory.py).

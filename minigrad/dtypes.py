@@ -13,6 +13,7 @@ Read next: tensor.py, whose operators call `result_type`.
 
 from __future__ import annotations
 
+import builtins
 import functools
 from typing import Any
 
@@ -81,3 +82,70 @@ def result_type(*operands: Any) -> np.dtype:
                 raise TypeError(f"no common {_CATEGORY_NAMES[top]} dtype for {names}")
             return dtype
     raise AssertionError("unreachable: some group holds the top category")
+
+
+# ------------------------------------------------------------------------------------------------------
+# PyTorch's dtype names. A tensor's `.dtype` is a NumPy dtype, so each name IS that NumPy dtype: `x.dtype ==
+# mg.float32` holds, `dtype=mg.long` works wherever a dtype is taken, and code that passes np.float32 or
+# "float32" keeps working. (`mg.dtype` is np.dtype, so `isinstance(mg.float32, mg.dtype)` holds as in PyTorch.)
+# minigrad/__init__.py adds the aliases that would shadow Python's builtins here: mg.float, mg.int, mg.bool.
+dtype = np.dtype
+float16 = half = np.dtype(np.float16)
+float32 = np.dtype(np.float32)
+float64 = double = np.dtype(np.float64)
+int8 = np.dtype(np.int8)
+int16 = short = np.dtype(np.int16)
+int32 = np.dtype(np.int32)
+int64 = long = np.dtype(np.int64)
+uint8 = np.dtype(np.uint8)
+bool_ = np.dtype(np.bool_)
+
+
+def get_default_dtype() -> np.dtype:
+    """The dtype Python floats and float data become (float32), as `torch.get_default_dtype`."""
+    return DEFAULT_FLOAT
+
+
+def set_default_dtype(d: Any) -> None:
+    """As `torch.set_default_dtype`; minigrad's default float is fixed at float32 for now, so only float32 is
+    accepted and any other float dtype raises (pass dtype=mg.float64 to each factory instead)."""
+    d = check_dtype(d)
+    if d.kind != "f":
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    if d != DEFAULT_FLOAT:
+        raise NotImplementedError(f"set_default_dtype({d}): minigrad's default float is float32; "
+                                  f"pass dtype={d} to the factories instead")
+
+
+class finfo:
+    """Machine limits of a float dtype, as `torch.finfo`: Python numbers `bits`, `eps`, `max`, `min`, `tiny`
+    (= `smallest_normal`), `resolution` (10 ** -decimal digits), and `dtype` (its name). The default dtype's
+    when no type is given."""
+
+    def __init__(self, type: Any = None) -> None:  # noqa: A002  (PyTorch's parameter name)
+        d = DEFAULT_FLOAT if type is None else check_dtype(type)
+        if d.kind != "f":
+            raise TypeError(f"torch.finfo() requires a floating point input type, got {d}; use iinfo")
+        info = np.finfo(d)
+        self.bits, self.dtype = info.bits, str(d)
+        self.eps, self.max, self.min = builtins.float(info.eps), builtins.float(info.max), builtins.float(info.min)
+        self.tiny = self.smallest_normal = builtins.float(info.smallest_normal)
+        self.resolution = 10.0 ** -info.precision
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, eps={self.eps}, "
+                f"dtype={self.dtype})")
+
+
+class iinfo:
+    """Limits of an integer dtype, as `torch.iinfo`: Python ints `bits`, `min`, `max`, and `dtype` (its name)."""
+
+    def __init__(self, type: Any) -> None:  # noqa: A002
+        d = check_dtype(type)
+        if d.kind not in "iu":
+            raise TypeError(f"torch.iinfo() requires an integer input type, got {d}; use finfo")
+        info = np.iinfo(d)
+        self.bits, self.min, self.max, self.dtype = info.bits, builtins.int(info.min), builtins.int(info.max), str(d)
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"

@@ -134,6 +134,21 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Ten
     return nn.LayerNorm.apply(*inputs, eps=eps)
 
 
+def rms_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
+             eps: float | None = None) -> Tensor:
+    """y = x / sqrt(mean(x**2 over the last dims) + eps) * weight, composed (its gradient is the chain rule's).
+
+    `eps=None` is the machine epsilon of input's dtype, as in PyTorch.
+    """
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(input.shape[input.ndim - len(shape):]) != shape:
+        raise ShapeError(f"rms_norm: normalized_shape {shape} does not end input's shape {input.shape}")
+    eps = float(np.finfo(input.dtype).eps) if eps is None else eps
+    dims = tuple(range(input.ndim - len(shape), input.ndim))
+    y = input * ((input * input).mean(dim=dims, keepdim=True) + eps).rsqrt()
+    return y if weight is None else y * weight
+
+
 def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     """Zero each element with probability `p` and scale the rest by 1/(1-p); identity when not training."""
     if not 0 <= p < 1:
@@ -264,3 +279,10 @@ def where(cond: Any, a: Any, b: Any) -> Tensor:
         a = a if isinstance(a, Tensor) else Tensor(a, device=device)  # two numbers: as mg.tensor makes them
         a, b = a._operands(b)
     return elementwise.Where.apply(a, b, cond=cond)
+
+
+__all__ = [
+    "attention_probs", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "dropout", "elu",
+    "embedding", "gelu", "layer_norm", "leaky_relu", "linear", "log_softmax", "mse_loss", "nll_loss", "normalize",
+    "one_hot", "relu", "rms_norm", "scaled_dot_product_attention", "sigmoid", "silu", "softmax", "softplus", "tanh",
+]  # (cat, concat, stack and where live here too, but PyTorch has them as torch.cat, ...: see minigrad/__init__.py)

@@ -100,3 +100,31 @@ class enable_grad(_GradModeBlock):
     """Context manager and decorator: ops inside record a graph again, even within `no_grad`."""
 
     mode = True
+
+
+class inference_mode(_GradModeBlock):
+    """Context manager and decorator, as `torch.inference_mode(mode=True)`: in minigrad the same as `no_grad`
+    (PyTorch also skips version counting inside; minigrad has nothing more to skip). `mode=False` changes nothing.
+
+        with mg.inference_mode():
+            logits, _ = model(idx)
+    """
+
+    def __init__(self, mode: bool = True) -> None:
+        super().__init__()
+        self.inference = bool(mode)
+
+    def __enter__(self) -> None:
+        self._previous.append(grad_mode.enabled)
+        if self.inference:
+            grad_mode.enabled = False
+
+    def __call__(self, function: Callable) -> Callable:
+        inference = self.inference
+
+        @functools.wraps(function)
+        def with_mode(*args: Any, **kwargs: Any) -> Any:
+            with inference_mode(inference):
+                return function(*args, **kwargs)
+
+        return with_mode

@@ -40,12 +40,69 @@ class CheckpointError(ValueError):
     """A file that cannot be loaded: not a regular file, larger than allowed, or not valid safetensors."""
 
 
-def save(state_dict: dict[str, Any], path: PathLike, metadata: dict[str, str] | None = None) -> None:
-    """Write `state_dict` (name -> Tensor or array, on any device) to `path` as safetensors, atomically.
+CONTAINER_KEY = "minigrad.container"  # the header entry that holds a container's structure as JSON
 
-    `metadata` is an optional dict of strings stored in the header (read it back with `load_metadata`).
+
+def save(obj: Any, path: PathLike, metadata: dict[str, str] | None = None) -> None:
+    """Write `obj` to `path` as safetensors, atomically, as `torch.save` but never pickled.
+
+    A state dict (name -> Tensor or array, on any device) is written as plain safetensors; `metadata` is an
+    optional dict of strings stored in its header (read it back with `load_metadata`). Any other dict, list or
+    tuple of tensors, ints, floats, bools, None and strings (nested, as {"model": model.state_dict(),
+    "optimizer": optimizer.state_dict(), "step": 100}) is written with its structure as JSON in the header.
+    Any other object raises a TypeError: minigrad saves data, not code. With `metadata`, `obj` must be a state
+    dict (a name -> tensor dict).
     """
-    _write_atomically(os.fspath(path), to_bytes(state_dict, metadata))
+    flat = isinstance(obj, dict) and all(isinstance(k, str) and _is_array_like(v) for k, v in obj.items())
+    if flat or metadata is not None:
+        _write_atomically(os.fspath(path), to_bytes(obj, metadata))
+        return
+    arrays: dict[str, Any] = {}
+    structure = json.dumps(_encode(obj, arrays), allow_nan=True)
+    _write_atomically(os.fspath(path), to_bytes(arrays, {CONTAINER_KEY: structure}))
+
+
+def _is_array_like(value: Any) -> bool:
+    return isinstance(value, (Tensor, np.ndarray)) or (hasattr(value, "shape") and not isinstance(value, np.generic))
+
+
+def _encode(value: Any, arrays: dict[str, Any]) -> Any:
+    """`value` as JSON, its tensors moved into `arrays` under the names "0", "1", ... (tagged by type, so
+    that a tuple comes back a tuple and an int key an int)."""
+    if _is_array_like(value):
+        name = str(len(arrays))
+        arrays[name] = value
+        return {"tensor": name}
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return {type(value).__name__: value}
+    if isinstance(value, dict):
+        for key in value:
+            if isinstance(key, bool) or not isinstance(key, (str, int)):
+                raise TypeError(f"save: dict keys must be strings or ints, got {key!r}")
+        return {"dict": [[key, _encode(item, arrays)] for key, item in value.items()]}
+    if isinstance(value, (list, tuple)):
+        return {type(value).__name__: [_encode(item, arrays) for item in value]}
+    raise TypeError(f"save: cannot save a {type(value).__name__}: minigrad saves tensors and dicts, lists and "
+                    "tuples of tensors, numbers and strings (never pickled objects); save its state_dict()")
+
+
+def _decode(node: Any, tensors: dict[str, Tensor], origin: str) -> Any:
+    """The inverse of `_encode`."""
+    if not isinstance(node, dict) or len(node) != 1:
+        raise CheckpointError(f"{origin}: the container structure in its header is malformed")
+    (kind, value), = node.items()
+    if kind == "tensor" and value in tensors:
+        return tensors[value]
+    if kind in ("NoneType", "bool", "int", "float", "str"):
+        return value
+    if kind == "dict" and all(isinstance(pair, list) and len(pair) == 2 for pair in value):
+        return {key: _decode(item, tensors, origin) for key, item in value}
+    if kind in ("list", "tuple") and isinstance(value, list):
+        items = [_decode(item, tensors, origin) for item in value]
+        return items if kind == "list" else tuple(items)
+    raise CheckpointError(f"{origin}: the container structure in its header is malformed ({kind!r})")
 
 
 def to_bytes(state_dict: dict[str, Any], metadata: dict[str, str] | None = None) -> bytes:
@@ -101,13 +158,20 @@ def fsync_directory(directory: str | os.PathLike) -> None:
         os.close(fd)
 
 
-def load(path: PathLike, device: Any = None, max_bytes: int | None = None) -> dict[str, Tensor]:
-    """Read a safetensors file into a dict name -> Tensor (on `device`, default 'cpu'), keeping dtypes.
+def load(path: PathLike, device: Any = None, max_bytes: int | None = None, *, map_location: Any = None,
+         weights_only: bool | None = None) -> Any:
+    """Read a safetensors file into a dict name -> Tensor (on `device`, default 'cpu'), keeping dtypes; or, for
+    a file `save` wrote from a container, that container again. `map_location` (a device name) is PyTorch's
+    spelling of `device`; `weights_only` is accepted and changes nothing (loading never runs code).
 
     Raises FileNotFoundError for a missing file and CheckpointError, naming the path, for anything that
     is not a regular file of at most `max_bytes` bytes (default: no limit) holding valid safetensors.
     The header is checked against the file's size before any tensor byte is read. Nothing is unpickled.
     """
+    if map_location is not None:
+        if device is not None or not isinstance(map_location, str):
+            raise TypeError("load: map_location must be a device name such as 'cpu' (and not given with device=)")
+        device = map_location
     path = os.fspath(path)
     device = backend.canonical_device(device)
     with open_regular_file(path, max_bytes) as file:
@@ -120,7 +184,16 @@ def load(path: PathLike, device: Any = None, max_bytes: int | None = None) -> di
                                   f"bytes of tensors, the file holds {size - 8 - len(header_bytes):,} "
                                   "(truncated or padded?)")
         data = head + header_bytes + file.read(data_bytes)
-    return from_bytes(data, path, device)
+    tensors = from_bytes(data, path, device)
+    structure = metadata_from_bytes(data, path).get(CONTAINER_KEY)
+    if structure is None:
+        return tensors
+    try:
+        return _decode(json.loads(structure), tensors, path)
+    except (ValueError, RecursionError) as error:  # not JSON, or nested past Python's recursion limit
+        if isinstance(error, CheckpointError):
+            raise
+        raise CheckpointError(f"{path}: the container structure in its header is malformed: {error}") from None
 
 
 def load_metadata(path: PathLike) -> dict[str, str]:

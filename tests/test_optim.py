@@ -312,3 +312,82 @@ def test_load_state_dict_rejects_state_for_a_missing_parameter():
     opt = optim.SGD(params, lr=0.1, momentum=0.9)
     with pytest.raises(ValueError, match="parameter 5"):
         opt.load_state_dict({"state": {5: {"momentum_buffer": np.zeros(3)}}, "param_groups": [{"params": [0, 1, 2]}]})
+
+
+# ------------------------------------------------------------------------------------------------------------
+# What a PyTorch loop relies on: the optimizer never writes into p.grad, and no state aliases it (each of these
+# tests fails on an optimizer that adds weight decay into the gradient in place, or keeps p.grad as its buffer).
+STATEFUL_CONFIGS = [
+    ("SGD", dict(lr=0.1, weight_decay=0.1)),
+    ("SGD", dict(lr=0.1, momentum=0.9, weight_decay=0.1)),
+    ("SGD", dict(lr=0.1, momentum=0.9, weight_decay=0.1, nesterov=True)),
+    ("Adam", dict(lr=0.01, weight_decay=0.1)),
+    ("AdamW", dict(lr=0.01, weight_decay=0.1)),
+]
+
+
+@pytest.mark.parametrize("name, kwargs", STATEFUL_CONFIGS)
+def test_a_step_with_weight_decay_leaves_the_gradient_alone(device, name, kwargs):
+    _, params = make_params(device)
+    opt = getattr(optim, name)(params, **kwargs)
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        grads = [rng.standard_normal(p.shape) for p in params]
+        for p, g in zip(params, grads):
+            p.grad = mg.tensor(g, dtype="float64", device=device)
+        opt.step()
+        for p, g in zip(params, grads):
+            np.testing.assert_array_equal(p.grad.numpy(), g)
+
+
+@pytest.mark.parametrize("weight_decay", [0.0, 0.1])
+@pytest.mark.parametrize("nesterov", [False, True])
+def test_sgd_momentum_buffer_does_not_alias_the_gradient(device, weight_decay, nesterov):
+    _, params = make_params(device)
+    opt = optim.SGD(params, lr=0.1, momentum=0.9, weight_decay=weight_decay, nesterov=nesterov)
+    for p in params:
+        p.grad = mg.tensor(np.ones(p.shape), dtype="float64", device=device)
+    opt.step()
+    buffers = [opt.state[p]["momentum_buffer"].copy() for p in params]
+    opt.zero_grad(set_to_none=False)  # zeros each p.grad in place: a buffer sharing its array would be zeroed too
+    for p, buf in zip(params, buffers):
+        assert p.grad is not None and not p.grad.numpy().any()
+        np.testing.assert_array_equal(mg.Tensor(opt.state[p]["momentum_buffer"]).numpy(), mg.Tensor(buf).numpy())
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name, kwargs", [
+    ("SGD", dict(lr=0.05, momentum=0.9, weight_decay=0.01)),
+    ("SGD", dict(lr=0.05, momentum=0.9)),
+    ("SGD", dict(lr=0.05, momentum=0.9, weight_decay=0.01, nesterov=True)),
+    ("Adam", dict(lr=0.01, weight_decay=0.05)),
+    ("AdamW", dict(lr=0.01, weight_decay=0.05)),
+])
+def test_a_pytorch_style_loop_matches_torch_optim_step_by_step(name, kwargs):
+    """zero_grad(set_to_none=False), backward, step, six times, on the same model and data: every step's loss and
+    parameters agree with torch.optim's, so gradients accumulate into (and are zeroed in) the same arrays."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    x, y = rng.standard_normal((16, 3)), rng.standard_normal((16, 1))
+    w1, b1, w2, b2 = (rng.standard_normal(s) * 0.5 for s in [(8, 3), (8,), (1, 8), (1,)])
+
+    ours = [nn.Parameter(v, dtype="float64") for v in (w1, b1, w2, b2)]
+    theirs = [torch.tensor(v, requires_grad=True) for v in (w1, b1, w2, b2)]
+    opt_m, opt_t = getattr(optim, name)(ours, **kwargs), getattr(torch.optim, name)(theirs, **kwargs)
+    xm, ym, xt, yt = mg.tensor(x, dtype="float64"), mg.tensor(y, dtype="float64"), torch.tensor(x), torch.tensor(y)
+    for step in range(6):
+        # forward
+        loss_m = ((((xm @ ours[0].T + ours[1]).tanh() @ ours[2].T + ours[3]) - ym) ** 2).mean()
+        loss_t = ((((xt @ theirs[0].T + theirs[1]).tanh() @ theirs[2].T + theirs[3]) - yt) ** 2).mean()
+        # backward
+        opt_m.zero_grad(set_to_none=False)
+        opt_t.zero_grad(set_to_none=False)
+        loss_m.backward()
+        loss_t.backward()
+        # update
+        opt_m.step()
+        opt_t.step()
+        assert loss_m.item() == pytest.approx(loss_t.item(), rel=1e-12), f"step {step}"
+        for p, q in zip(ours, theirs):
+            np.testing.assert_allclose(p.numpy(), q.detach().numpy(), rtol=1e-10, atol=1e-12)
+            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-10, atol=1e-12)

@@ -62,8 +62,8 @@ def test_metadata(tmp_path):
     assert mg.load_metadata(path) == {}
     with pytest.raises(TypeError, match="metadata"):
         mg.save({"x": np.zeros(2)}, path, metadata={"step": 100})
-    with pytest.raises(TypeError, match="names"):
-        mg.save({1: np.zeros(2)}, path)
+    with pytest.raises(TypeError, match="names"):  # with metadata, only a state dict (without, see test_torch_save)
+        mg.save({1: np.zeros(2)}, path, metadata={})
 
 
 def test_a_model_state_dict_round_trip(device, tmp_path):
@@ -216,7 +216,9 @@ def test_clear_errors_when_saving(tmp_path):
     with pytest.raises(FileNotFoundError, match="does not exist"):
         mg.save({"w": np.ones(2)}, tmp_path / "no" / "such" / "dir.safetensors")
     with pytest.raises(TypeError, match="'w' is a list"):
-        mg.save({"w": [1.0, 2.0]}, tmp_path / "x.safetensors")
+        mg.save({"w": [1.0, 2.0]}, tmp_path / "x.safetensors", metadata={})
+    with pytest.raises(TypeError, match="cannot save a set"):
+        mg.save({"w": {1.0, 2.0}}, tmp_path / "x.safetensors")
     with pytest.raises(CheckpointError, match="a directory, not a regular file"):
         mg.load(tmp_path)
 

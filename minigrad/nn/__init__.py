@@ -1,18 +1,33 @@
 """`minigrad.nn`: modules with parameters, as in `torch.nn`.
 
 module.py holds `Module` and `Parameter` (registration, state_dict, train/eval, to(device));
-layers.py the layers a GPT is built from; activations.py and losses.py the activation and loss modules;
-init.py the initialisers; utils.py gradient clipping.
+layers.py the layers a GPT is built from; structure.py ModuleDict, Identity, Flatten, Unflatten and the softmax
+modules; norms.py RMSNorm; attention.py MultiheadAttention; activations.py and losses.py the activation and loss
+modules; init.py the initialisers; utils.py gradient clipping.
+
+`minigrad.nn.functional` is `minigrad.functional` itself (one module object under two names, as in PyTorch), so
+`import minigrad.nn.functional as F` and `from minigrad.nn import functional as F` both work.
 """
 
+import sys
+
+import minigrad.functional as functional
 from minigrad.nn import init, utils
 from minigrad.nn.activations import ELU, GELU, LeakyReLU, ReLU, Sigmoid, SiLU, Softplus, Tanh
+from minigrad.nn.attention import MultiheadAttention
 from minigrad.nn.layers import Dropout, Embedding, LayerNorm, Linear, ModuleList, Sequential
 from minigrad.nn.losses import CrossEntropyLoss, MSELoss
 from minigrad.nn.module import Module, Parameter
+from minigrad.nn.norms import RMSNorm
+from minigrad.nn.structure import Flatten, Identity, LogSoftmax, ModuleDict, Softmax, Unflatten
+
+# Registered under its second name, so that `import minigrad.nn.functional` finds the same module object (as
+# os.path is registered for posixpath) instead of looking for a file nn/functional.py.
+sys.modules[__name__ + ".functional"] = functional
 
 __all__ = [
-    "ELU", "GELU", "CrossEntropyLoss", "Dropout", "Embedding", "LayerNorm", "LeakyReLU", "Linear", "MSELoss",
-    "Module", "ModuleList", "Parameter", "ReLU", "Sequential", "SiLU", "Sigmoid", "Softplus", "Tanh", "init",
-    "utils",
+    "ELU", "GELU", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "Identity", "LayerNorm", "LeakyReLU",
+    "Linear", "LogSoftmax", "MSELoss", "Module", "ModuleDict", "ModuleList", "MultiheadAttention", "Parameter",
+    "RMSNorm", "ReLU", "Sequential", "SiLU", "Sigmoid", "Softmax", "Softplus", "Tanh", "Unflatten", "functional",
+    "init", "utils",
 ]

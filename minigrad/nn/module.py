@@ -8,13 +8,20 @@ Read next: layers.py.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from minigrad import autograd, backend
 from minigrad.tensor import Tensor, _is_backend_array
+
+
+class IncompatibleKeys(NamedTuple):
+    """What `load_state_dict` returns, as PyTorch's: the model's keys the dict lacked, and the dict's extra keys."""
+
+    missing_keys: list[str]
+    unexpected_keys: list[str]
 
 
 class Parameter(Tensor):
@@ -101,18 +108,69 @@ class Module:
     def named_children(self) -> Iterator[tuple[str, Module]]:
         yield from self._modules.items()
 
-    def named_parameters(self, prefix: str = "") -> Iterator[tuple[str, Parameter]]:
-        """Every parameter once (a tied weight under its first name), in definition order."""
+    def get_submodule(self, target: str) -> Module:
+        """The submodule at dotted path `target` ('' is this module), as PyTorch's `get_submodule`."""
+        module = self
+        for i, name in enumerate(target.split(".") if target else []):
+            if name not in module._modules:
+                where = ".".join(target.split(".")[:i]) or type(module).__name__
+                raise AttributeError(f"{where} has no attribute `{name}`")
+            module = module._modules[name]
+        return module
+
+    def apply(self, fn: Callable[[Module], Any]) -> Module:
+        """Call `fn` on every submodule, children first, then on this module; returns self (as PyTorch).
+
+            model.apply(init_weights)   # e.g. normal_ on every Linear's weight
+        """
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """Every parameter once (a tied weight under its first name), in definition order (with `recurse=False`,
+        only this module's own)."""
         seen: set[int] = set()
-        for module_name, module in self.named_modules(prefix):
+        for module_name, module in (self.named_modules(prefix) if recurse else [(prefix, self)]):
             for name, param in module._parameters.items():
                 if id(param) not in seen:
                     seen.add(id(param))
                     yield (f"{module_name}.{name}" if module_name else name), param
 
-    def parameters(self) -> Iterator[Parameter]:
-        for _, param in self.named_parameters():
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, param in self.named_parameters(recurse=recurse):
             yield param
+
+    def buffers(self) -> Iterator[Tensor]:
+        """Every buffer (persistent or not), as `named_buffers` without the names."""
+        for _, buffer in self.named_buffers():
+            yield buffer
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at dotted path `target` ('h.0.attn.c_attn.weight')."""
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if name not in module._parameters:
+            raise AttributeError(f"{type(module).__name__} has no parameter `{name}`")
+        return module._parameters[name]
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Add a parameter under `name`, as assigning it does (None: the attribute exists, holding no parameter)."""
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
+                            "(torch.nn.Parameter or None required)")
+        setattr(self, name, param)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Add a submodule under `name`, as assigning it does (for names made in a loop)."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        if "." in name or not name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}' if name else "module name can't be empty")
+        setattr(self, name, module)
+
+    register_module = add_module
 
     def named_buffers(self, persistent_only: bool = False) -> Iterator[tuple[str, Tensor]]:
         """Every buffer by its dotted name (None placeholders skipped)."""
@@ -139,27 +197,28 @@ class Module:
         """Name -> tensor (sharing the module's data; detached from any graph)."""
         return {name: tensor.detach() for name, tensor in self._state_items()}
 
-    def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> tuple[list[str], list[str]]:
+    def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> IncompatibleKeys:
         """Copy values (Tensors or arrays, from any device) into this module's tensors, in place.
 
         Each tensor keeps its device and dtype. A shape mismatch always raises; with `strict` (the
-        default) so does any missing or unexpected key. The one RuntimeError (as PyTorch raises) lists
-        every problem at once, and nothing is copied unless all is well. Returns (missing, unexpected).
+        default) so does any missing or unexpected key. The one RuntimeError lists every problem at once, in
+        PyTorch's words, and nothing is copied unless all is well. Returns (missing_keys, unexpected_keys).
         """
         own = dict(self._state_items())
         missing = [name for name in own if name not in state_dict]
         unexpected = [name for name in state_dict if name not in own]
-        mismatched = [
-            f"{name}: checkpoint {tuple(value.shape)}, model {own[name].shape}"
+        problems = [
+            f"size mismatch for {name}: copying a param with shape {tuple(value.shape)} from checkpoint, "
+            f"the shape in current model is {own[name].shape}."
             for name, value in state_dict.items()
             if name in own and tuple(value.shape) != own[name].shape
         ]
-        problems = [f"shape mismatch for {m}" for m in mismatched]
-        if strict:
-            problems += [f"missing key(s): {', '.join(missing)}"] if missing else []
-            problems += [f"unexpected key(s): {', '.join(unexpected)}"] if unexpected else []
+        if strict and unexpected:
+            problems.insert(0, "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+        if strict and missing:
+            problems.insert(0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
         if problems:
-            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n  " + "\n  ".join(problems))
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(problems))
         for name, value in state_dict.items():
             if name in own:
                 target = own[name]
@@ -168,7 +227,7 @@ class Module:
                     data = np.asarray(data)
                 # In place: anything sharing the tensor's array (an earlier state_dict) sees the new values.
                 target.data[...] = backend.to_device(data, target.device).astype(target.dtype, copy=False)
-        return missing, unexpected
+        return IncompatibleKeys(missing, unexpected)
 
     # ----------------------------------------------------------------------------------------------
     # Modes and devices
@@ -186,8 +245,11 @@ class Module:
         """Move every parameter and buffer to `device` and/or convert floats to `dtype`, in place.
 
         The tensors stay the same objects (only their `.data` changes), so references to them stay
-        valid; gradients move with them. Create the optimizer after moving the model.
+        valid; gradients move with them. Create the optimizer after moving the model. As in PyTorch, a dtype
+        may come first: `model.to(mg.float64)`.
         """
+        if device is not None and _is_dtype(device):  # a dtype in the device's place
+            device, dtype = None, device
         device = None if device is None else backend.canonical_device(device)
 
         def convert(data: Any) -> Any:
@@ -204,6 +266,28 @@ class Module:
                 if tensor.grad is not None:
                     tensor.grad.data = convert(tensor.grad.data)
         return self
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        """Switch gradient tracking of every parameter on or off (freezing a part of a model); returns self."""
+        for param in self.parameters():
+            param.requires_grad = requires_grad
+        return self
+
+    def cpu(self) -> Module:
+        return self.to("cpu")
+
+    def cuda(self, device: int | None = None) -> Module:
+        return self.to("cuda" if device is None else f"cuda:{device}")
+
+    def float(self) -> Module:
+        """Float parameters and buffers to float32 (integer ones stay)."""
+        return self.to(dtype=np.float32)
+
+    def double(self) -> Module:
+        return self.to(dtype=np.float64)
+
+    def half(self) -> Module:
+        return self.to(dtype=np.float16)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget every parameter's gradient (None, or zeros in place)."""
@@ -225,3 +309,12 @@ class Module:
             child_lines = repr(child).split("\n")
             lines.append(f"  ({name}): " + "\n  ".join(child_lines))
         return lines[0] + ")" if len(lines) == 1 else "\n".join(lines) + "\n)"
+
+
+def _is_dtype(arg: Any) -> bool:
+    """Whether an argument of `to` names a dtype (np.float64, "float64") rather than a device ("cuda:1")."""
+    try:
+        np.dtype(arg)
+    except TypeError:
+        return False
+    return True

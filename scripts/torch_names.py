@@ -1,0 +1,157 @@
+"""Write docs/torch_names.md: the table of PyTorch names that minigrad covers, generated from the code itself.
+
+    python -m scripts.torch_names            # rewrite the table (run from the repository root)
+    python -m scripts.torch_names --check    # exit 1 if the table is stale (tests/test_torch_names.py does this)
+
+Each namespace of minigrad stands for one of PyTorch's (`minigrad.nn.init` for `torch.nn.init`, ...). Its public
+names are its `__all__` (or, without one, the functions and classes defined in it); every one is listed under the
+PyTorch name it stands for, except those in MINIGRAD_ONLY (minigrad's own, listed apart) and those in ELSEWHERE
+(PyTorch keeps them in another namespace). The test holds the two sets against an installed PyTorch, so a name
+cannot claim a PyTorch meaning that PyTorch does not have.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import inspect
+import sys
+from pathlib import Path
+
+import numpy as np
+
+TABLE = Path(__file__).resolve().parent.parent / "docs" / "torch_names.md"
+
+# minigrad namespace -> the PyTorch namespace it mirrors (for a class: its methods and attributes)
+NAMESPACES = {
+    "minigrad": "torch",
+    "minigrad.Tensor": "torch.Tensor",
+    "minigrad.nn": "torch.nn",
+    "minigrad.nn.Module": "torch.nn.Module",
+    "minigrad.nn.functional": "torch.nn.functional",
+    "minigrad.nn.init": "torch.nn.init",
+    "minigrad.nn.utils": "torch.nn.utils",
+    "minigrad.optim": "torch.optim",
+    "minigrad.optim.Optimizer": "torch.optim.Optimizer",
+    "minigrad.optim.lr_scheduler": "torch.optim.lr_scheduler",
+    "minigrad.utils.data": "torch.utils.data",
+}
+
+# Public names kept out of __all__: PyTorch's dtype aliases that share a name with a Python builtin, and the
+# memory setting minigrad/__init__.py applies on import.
+EXTRA = {"minigrad": ["bool", "float", "int", "keep_freed_host_memory"]}
+
+# Names PyTorch has, but in another namespace.
+ELSEWHERE = {
+    "minigrad.Function": "torch.autograd.Function",
+    "minigrad.detect_anomaly": "torch.autograd.detect_anomaly",
+    "minigrad.grad": "torch.autograd.grad",
+    "minigrad.gradcheck": "torch.autograd.gradcheck",
+    "minigrad.gradgradcheck": "torch.autograd.gradgradcheck",
+}
+
+# minigrad's own names, with no PyTorch counterpart.
+MINIGRAD_ONLY = {
+    "minigrad.AnomalyError", "minigrad.CheckpointError", "minigrad.GradcheckError", "minigrad.ShapeError",
+    "minigrad.keep_freed_host_memory", "minigrad.load_metadata", "minigrad.viz",
+    "minigrad.Tensor.astype", "minigrad.Tensor.gelu", "minigrad.Tensor.zero_grad", "minigrad.nn.Module.num_parameters",
+    "minigrad.nn.functional.attention_probs", "minigrad.nn.init.linear_default_",
+    "minigrad.optim.constant_with_warmup", "minigrad.optim.cosine_with_warmup", "minigrad.optim.flatten_state_dict",
+    "minigrad.optim.linear_with_warmup", "minigrad.optim.set_lr", "minigrad.optim.unflatten_state_dict",
+}
+
+
+def owner(namespace: str) -> object:
+    """The module, or the class (minigrad.Tensor, minigrad.nn.Module, ...), that a namespace names."""
+    try:
+        return importlib.import_module(namespace)
+    except ImportError:
+        module_name, _, class_name = namespace.rpartition(".")
+        return getattr(importlib.import_module(module_name), class_name)
+
+
+def public_names(namespace: str) -> list[str]:
+    """The public names of a minigrad namespace: __all__ (plus EXTRA), what the module itself defines, or a
+    class's public attributes."""
+    module = owner(namespace)
+    if inspect.isclass(module):
+        return sorted(name for name in dir(module) if not name.startswith("_"))
+    if hasattr(module, "__all__"):
+        return sorted({*module.__all__, *EXTRA.get(namespace, [])})
+    return sorted(name for name, value in vars(module).items()
+                  if not name.startswith("_") and not inspect.ismodule(value)
+                  and getattr(value, "__module__", None) == module.__name__)
+
+
+def summary(namespace: str, name: str) -> str:
+    """What kind of thing the name is (class, function, method, attribute, dtype, module). Only the kind, not the
+    docstring: the table then changes when a name comes or goes, never when a docstring is reworded."""
+    where = owner(namespace)
+    value = inspect.getattr_static(where, name) if inspect.isclass(where) else getattr(where, name)
+    if isinstance(value, np.dtype):
+        return f"dtype ({value})"
+    if inspect.ismodule(value):
+        return "module"
+    if inspect.isclass(value):
+        return "class"
+    if inspect.isclass(where):
+        return "method" if inspect.isroutine(value) or isinstance(value, (staticmethod, classmethod)) else "attribute"
+    return "function" if callable(value) else "value"
+
+
+def rows() -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
+    """(torch name, minigrad name, kind) for every covered name, and (minigrad name, kind) for the rest."""
+    covered, own = [], []
+    for namespace, torch_namespace in NAMESPACES.items():
+        for name in public_names(namespace):
+            full = f"{namespace}.{name}"
+            if full in MINIGRAD_ONLY:
+                own.append((full, summary(namespace, name)))
+            else:
+                covered.append((ELSEWHERE.get(full, f"{torch_namespace}.{name}"), full, summary(namespace, name)))
+    return covered, own
+
+
+def render() -> str:
+    covered, own = rows()
+    lines = [
+        "# PyTorch names in minigrad",
+        "",
+        "Generated by `python -m scripts.torch_names` from the code (do not edit by hand; a test fails when this",
+        "table is stale). Each name below means in minigrad what it means in PyTorch, or raises a clear error",
+        "for the cases minigrad does not cover. Random streams are reproducible within minigrad, but they are",
+        "not PyTorch's: the same seed gives different numbers under the two libraries.",
+        "",
+        f"## Covered: {len(covered)} names",
+        "",
+        "| PyTorch | minigrad | kind |",
+        "|---|---|---|",
+        *(f"| `{torch_name}` | `{name}` | {text} |" for torch_name, name, text in covered),
+        "",
+        f"## minigrad's own names: {len(own)}",
+        "",
+        "| minigrad | kind |",
+        "|---|---|",
+        *(f"| `{name}` | {text} |" for name, text in own),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if docs/torch_names.md is stale")
+    args = parser.parse_args()
+    text = render()
+    if args.check:
+        if not TABLE.exists() or TABLE.read_text(encoding="utf-8") != text:
+            print(f"{TABLE} is stale: run python -m scripts.torch_names", file=sys.stderr)
+            return 1
+        return 0
+    TABLE.write_text(text, encoding="utf-8")
+    print(f"wrote {TABLE} ({text.count(chr(10))} lines)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

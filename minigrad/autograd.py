@@ -182,7 +182,7 @@ def seed_gradient(y: Tensor, grad: Any, create_graph: bool, output: int | None =
 
     `output` is y's position among `mg.grad`'s outputs, for the error messages (None: `y.backward()`).
     """
-    from minigrad.tensor import ShapeError, Tensor, _raw  # (tensor.py imports this module)
+    from minigrad.tensor import ShapeError, Tensor, _raw  # (tensor/ imports this module)
 
     who, subject, arg = ("backward()", "this tensor", "grad") if output is None else \
         ("grad", f"output {output}", f"grad_outputs[{output}]")
@@ -346,7 +346,7 @@ def _as_list(tensors: Any) -> list:
 
 def _check_usable(ctx: Any) -> None:
     """Refuse an op whose saved buffers were released by an earlier backward, or one of whose inputs was updated
-    in place after the op ran (tensor_inplace.py): the op may have saved it, and its gradient would silently be
+    in place after the op ran (tensor/inplace.py): the op may have saved it, and its gradient would silently be
     wrong. PyTorch refuses both too; the message names the input."""
     if ctx.released:
         raise RuntimeError(

@@ -9,7 +9,7 @@ Three devices:
 - ``"strict"``: a stand-in that behaves like CuPy but runs on NumPy (see `minigrad/testing/strict.py`).
   Its arrays refuse silent conversion to NumPy, so the CPU test suite catches host/device leaks.
 
-Read next: tensor.py, which wraps these arrays in a `Tensor`.
+Read next: tensor/tensor.py, which wraps these arrays in a `Tensor`.
 """
 
 from __future__ import annotations
@@ -117,15 +117,15 @@ def backend_of(array: Any) -> Backend:
 def get_array_module(array: Any) -> Any:
     """The array module (`numpy`, `cupy` or the stand-in) whose functions work on `array`.
 
-    A Tensor's is `minigrad.tensor_xp`, NumPy's names on tensors: an op's backward runs on tensors when the
+    A Tensor's is `minigrad.tensor.xp`, NumPy's names on tensors: an op's backward runs on tensors when the
     gradients record a graph of their own (create_graph=True, higher_order.py).
     """
     backend = _by_array_type.get(type(array))
     if backend is None and not isinstance(array, (np.generic, np.ndarray)):
-        from minigrad.tensor import Tensor  # (tensor.py and tensor_xp.py import this module)
+        from minigrad.tensor import Tensor  # (the tensor package imports this module)
 
         if isinstance(array, Tensor):
-            from minigrad import tensor_xp
+            from minigrad.tensor import xp as tensor_xp
 
             return tensor_xp
     return (backend or backend_of(array)).xp

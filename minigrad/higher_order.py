@@ -16,7 +16,7 @@ op the engine calls `backward_on_tensors(ctx, gy, y)`, which takes one of three 
    - a float buffer named in the op's `constants` (Abs's `sign`, which is flat: its derivative is 0) stays as
      it is, and so do boolean and integer buffers (masks, indices), constants by nature.
    Any other float buffer is refused with an error that names it: taken for a constant, it would make the
-   second derivative silently wrong. The few `xp.` calls in a backward go to tensor_xp.py, NumPy's names on
+   second derivative silently wrong. The few `xp.` calls in a backward go to tensor/xp.py, NumPy's names on
    tensors (`get_array_module` of a Tensor returns it).
 2. **Linear ops with one input** (`is_linear = True`: sum, reshape, indexing, embedding, dropout, ...). Such an
    op computes y = A x for a fixed matrix A; its backward, gx = A^T gy, is linear in gy and does not involve x.

@@ -3,7 +3,7 @@
 
 The reductions take PyTorch's `dim` (an int, a sequence, or None for every axis) and `keepdim`, and NumPy's
 `axis` and `keepdims` as aliases; `_axes` below turns any of them into the sorted tuple of axes the ops take.
-As in tensor_shape.py, the ops import Tensor, so these methods reach them through the package
+As in shape.py, the ops import Tensor, so these methods reach them through the package
 (`minigrad.ops.reduce`) when they are called.
 Read next: ops/elementwise.py, then ops/reduce.py.
 """

@@ -6,7 +6,7 @@ Only a conversion between float dtypes passes a gradient (through the Cast op); 
 integer or bool dtype makes a constant, as in PyTorch. The ops import Tensor, and Tensor's class statement
 needs this module first, so the methods reach the ops through the package (`minigrad.ops`) when called.
 
-Read next: tensor_inplace.py.
+Read next: inplace.py.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad import backend, random
+from minigrad import backend, fused, random
 from minigrad.autograd import is_grad_enabled, no_grad
 from minigrad.dtypes import result_type
 from minigrad.losses import (  # noqa: F401  (F.cross_entropy and the other losses)
@@ -23,7 +23,7 @@ from minigrad.losses import (  # noqa: F401  (F.cross_entropy and the other loss
     mse_loss,
     nll_loss,
 )
-from minigrad.ops import activations, elementwise, linalg, nn, shape
+from minigrad.ops import activations, elementwise, linalg, shape
 from minigrad.tensor import ShapeError, Tensor, _raw
 
 
@@ -50,7 +50,7 @@ def _required_dim(op: str, dim: int | None, axis: int | None) -> int:
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """x * Phi(x), Phi the standard normal CDF: PyTorch's exact GELU (nanoGPT's); approximate="tanh" is
     GPT-2's tanh form x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))."""
-    return activations.gelu_op(approximate).apply(input)
+    return fused.gelu.gelu_op(approximate).apply(input)
 
 
 def relu(input: Tensor) -> Tensor:
@@ -113,7 +113,7 @@ def embedding(input: Any, weight: Tensor, padding_idx: int | None = None) -> Ten
         if not -weight.shape[0] <= padding_idx < weight.shape[0]:
             raise ValueError(f"embedding: padding_idx {padding_idx} is out of range for {weight.shape[0]} rows")
         padding_idx %= weight.shape[0]
-    return nn.Embedding.apply(weight, ids=ids, padding_idx=padding_idx)
+    return fused.embedding.Embedding.apply(weight, ids=ids, padding_idx=padding_idx)
 
 
 def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
@@ -131,7 +131,7 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Ten
                           *(t.reshape(-1) for t in (weight, bias) if t is not None), eps=eps)
         return flat.reshape(input.shape)
     inputs = [input] + [t for t in (weight, bias) if t is not None]
-    return nn.LayerNorm.apply(*inputs, eps=eps)
+    return fused.layer_norm.LayerNorm.apply(*inputs, eps=eps)
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
@@ -142,7 +142,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
         return input
     keep = random.device_rng(input.device).random(input.shape, dtype=input.dtype) >= p
     # astype first: a bool mask times a Python float would be float64, whatever x's dtype.
-    return nn.Dropout.apply(input, keep=keep.astype(input.dtype) * (1 / (1 - p)))
+    return fused.dropout.Dropout.apply(input, keep=keep.astype(input.dtype) * (1 / (1 - p)))
 
 
 # Attention -----------------------------------------------------------------------------------------------------
@@ -167,8 +167,8 @@ def scaled_dot_product_attention(
         probs_shape = (*query.shape[:-1], key.shape[-2])  # (..., L, S)
         keep = (random.device_rng(query.device).random(probs_shape, dtype=query.dtype) >= dropout_p)
         keep = keep.astype(query.dtype) * (1 / (1 - dropout_p))
-    return nn.ScaledDotProductAttention.apply(query, key, value, is_causal=is_causal, mask=mask, scale=scale,
-                                              keep=keep)
+    return fused.attention.ScaledDotProductAttention.apply(query, key, value, is_causal=is_causal, mask=mask,
+                                                           scale=scale, keep=keep)
 
 
 def _attention_mask(query: Tensor, attn_mask: Any, is_causal: bool) -> Any:
@@ -196,7 +196,7 @@ def attention_probs(query: Tensor, key: Tensor, attn_mask: Any = None, is_causal
     mean what they mean for scaled_dot_product_attention."""
     mask = _attention_mask(query, attn_mask, is_causal)
     scale = scale if scale is not None else query.shape[-1] ** -0.5
-    return Tensor._make(nn.attention_scores(query.data, key.data, is_causal, mask, scale), False)
+    return Tensor._make(fused.attention.attention_scores(query.data, key.data, is_causal, mask, scale), False)
 
 
 # Tensors of classes and vectors --------------------------------------------------------------------------------
@@ -212,7 +212,7 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
         if ids.size == 0:
             raise RuntimeError("one_hot: cannot infer num_classes from an empty tensor; pass num_classes")
         num_classes = int(ids.max()) + 1
-    nn.check_ids("one_hot", "class id", ids, num_classes)
+    fused.embedding.check_ids("one_hot", "class id", ids, num_classes)
     xp = backend.get_array_module(ids)
     return Tensor._make((ids[..., None] == xp.arange(num_classes)).astype(np.int64), False)
 

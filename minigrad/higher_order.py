@@ -24,7 +24,7 @@ op the engine calls `backward_on_tensors(ctx, gy, y)`, which takes one of three 
    whose backward is A again: the op's own array forward. A third derivative flips it back, and so on.
 3. **Fused ops** (those with a `composed` method: the GELUs, layer norm, attention, cross-entropy, std, prod).
    Their backward is derived by hand and written in place, for speed, so it cannot run on tensors. Their
-   composed twin (reference.py) computes the same function from primitive ops: the engine runs it again on the
+   composed twin (fused/twins.py) computes the same function from primitive ops: the engine runs it again on the
    input tensors and differentiates it with `autograd.local_grads`, which records the graph.
 
 What has no derivative gets none: argmax, indices and comparisons give integer or bool tensors outside the

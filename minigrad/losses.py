@@ -5,14 +5,15 @@ Classes are on dim 1, as in PyTorch: scores (N, C) with targets (N,), or (N, C, 
 (N, d1, ...). A GPT's logits (B, T, V) are therefore passed as logits.reshape(-1, V) with targets.reshape(-1),
 as nanoGPT does; (B, T, V) with (B, T) targets raises an error that says so, rather than reading the wrong
 axis as the classes. `reduction` is "mean" (weighted by the class weights of the counted targets), "sum" or
-"none". The fused ops are in ops/losses.py. Read next: factories.py.
+"none". The fused ops are in fused/losses.py. Read next: factories.py.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from minigrad.ops import activations, losses
+from minigrad.fused import losses
+from minigrad.ops import activations
 from minigrad.tensor import Tensor, _raw
 
 REDUCTIONS = ("mean", "sum", "none")

@@ -17,4 +17,4 @@ from minigrad.tensor.tensor import FLOAT_DTYPES, ShapeError, Tensor, _is_backend
 __all__ = ["FLOAT_DTYPES", "ShapeError", "Tensor", "_is_backend_array", "_raw"]
 
 # The ops import Tensor (above) from this package, and Tensor's methods call them: so they come last.
-from minigrad import ops  # noqa: E402, F401
+from minigrad import fused, ops  # noqa: E402, F401

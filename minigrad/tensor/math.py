@@ -80,7 +80,7 @@ class MathMethods:
 
     def gelu(self, approximate: str = "none") -> Tensor:
         """F.gelu: the exact GELU x * Phi(x) by default, approximate="tanh" for GPT-2's form."""
-        return minigrad.ops.activations.gelu_op(approximate).apply(self)
+        return minigrad.fused.gelu.gelu_op(approximate).apply(self)
 
     def maximum(self, other: Any) -> Tensor:
         """The larger of the two, elementwise (a tie gives each half the gradient)."""
@@ -237,11 +237,11 @@ class MathMethods:
 
     def softmax(self, dim: int | None = None, dtype: Any = None, *, axis: int | None = None) -> Tensor:
         """exp(x) / sum(exp(x)) along `dim` (the last by default)."""
-        return self._along(minigrad.ops.nn.Softmax, "softmax", dim, dtype, axis)
+        return self._along(minigrad.fused.softmax.Softmax, "softmax", dim, dtype, axis)
 
     def log_softmax(self, dim: int | None = None, dtype: Any = None, *, axis: int | None = None) -> Tensor:
         """log(softmax(x)) along `dim` (the last by default), computed as x - logsumexp(x)."""
-        return self._along(minigrad.ops.nn.LogSoftmax, "log_softmax", dim, dtype, axis)
+        return self._along(minigrad.fused.softmax.LogSoftmax, "log_softmax", dim, dtype, axis)
 
     def _along(self, op_class: Any, op: str, dim: int | None, dtype: Any, axis: int | None) -> Tensor:
         dim, _ = _dim_alias(op, dim, False, axis, None)

@@ -3,8 +3,8 @@
 A `Tensor` wraps a backend array (`.data`) and, when it was computed from tensors that require grad,
 remembers the `Function` that made it (`._ctx`; function.py). References only point from outputs to
 inputs, never back, so a graph is freed by reference counting alone, with no cycles for the garbage
-collector to find. Its operators and methods (`+`, `@`, `exp`, `sum`, `reshape`, ...) each call one op; the ops import Tensor, so
-every method reaches them through the package (`minigrad.ops....`) when it is called.
+collector to find. Its operators and methods (`+`, `@`, `exp`, `sum`, `reshape`, ...) each call one op; the
+ops import Tensor, so every method reaches them through the package (`minigrad.ops....`) when it is called.
 
 The class is written in five files of this package, one job each; the other four hold its base classes:
 - here: making a tensor, its attributes, backward, the operators (with PyTorch's type promotion from

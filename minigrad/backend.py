@@ -37,6 +37,9 @@ class Backend:
 _CPU = Backend("cpu", np, np.ndarray, lambda a, device: a, lambda a: a)
 _backends: dict[str, Backend] = {"cpu": _CPU}
 _by_array_type: dict[type, Backend] = {np.ndarray: _CPU}
+# Array-like classes that are no device's arrays but have an array module of their own: the tensor package
+# registers Tensor here (with its NumPy names on tensors), so that an op's backward can run on tensors.
+_other_array_modules: dict[type, Any] = {}
 
 
 def _register(backend: Backend) -> Backend:
@@ -117,18 +120,20 @@ def backend_of(array: Any) -> Backend:
 def get_array_module(array: Any) -> Any:
     """The array module (`numpy`, `cupy` or the stand-in) whose functions work on `array`.
 
-    A Tensor's is `minigrad.tensor.xp`, NumPy's names on tensors: an op's backward runs on tensors when the
-    gradients record a graph of their own (create_graph=True, higher_order.py).
+    A class given to `register_array_module` gets the module registered for it: a Tensor's is
+    `minigrad.tensor.xp`, NumPy's names on tensors, for an op's backward run on tensors (higher_order.py).
     """
     backend = _by_array_type.get(type(array))
     if backend is None and not isinstance(array, (np.generic, np.ndarray)):
-        from minigrad.tensor import Tensor  # (the tensor package imports this module)
-
-        if isinstance(array, Tensor):
-            from minigrad.tensor import xp as tensor_xp
-
-            return tensor_xp
+        for array_class, module in _other_array_modules.items():
+            if isinstance(array, array_class):
+                return module
     return (backend or backend_of(array)).xp
+
+
+def register_array_module(array_class: type, module: Any) -> None:
+    """Make `get_array_module` return `module` for instances of `array_class` (see _other_array_modules)."""
+    _other_array_modules[array_class] = module
 
 
 def device_of(array: Any) -> str:
@@ -149,11 +154,6 @@ def to_device(array: Any, device: str) -> Any:
 def as_numpy(array: Any) -> np.ndarray:
     """A host NumPy copy (or view, on the CPU) of any backend array."""
     return np.asarray(backend_of(array).to_host(array))
-
-
-def scatter_add(target: Any, index: Any, values: Any) -> None:
-    """target[index] += values, accumulating repeated indices (`np.add.at` semantics), in place."""
-    get_array_module(target).add.at(target, index, values)
 
 
 def cuda_is_available() -> bool:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from minigrad import backend
 from minigrad.backend import get_array_module
 from minigrad.function import Function
+from minigrad.ops.indexing import scatter_add
 
 
 def check_ids(op: str, what: str, ids: Any, size: int) -> None:
@@ -42,7 +42,7 @@ class Embedding(Function):
     def backward(self, gy):
         gw = get_array_module(gy).zeros(self.weight_shape, dtype=self.dtype)
         # A token that occurs twice must collect both gradients: scatter-add, not assignment.
-        backend.scatter_add(gw, self.ids.reshape(-1), gy.reshape(-1, self.weight_shape[-1]))
+        scatter_add(gw, self.ids.reshape(-1), gy.reshape(-1, self.weight_shape[-1]))
         if self.padding_idx is not None:
             gw[self.padding_idx] = 0
         return gw

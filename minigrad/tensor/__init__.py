@@ -12,9 +12,15 @@ Reading order:
 Read next: function.py (Function, one op), then autograd.py (the backward pass).
 """
 
+from minigrad import backend
 from minigrad.tensor.tensor import FLOAT_DTYPES, ShapeError, Tensor, _is_backend_array, _raw
 
 __all__ = ["FLOAT_DTYPES", "ShapeError", "Tensor", "_is_backend_array", "_raw"]
 
-# The ops import Tensor (above) from this package, and Tensor's methods call them: so they come last.
-from minigrad import fused, ops  # noqa: E402, F401
+# The ops import Tensor (above) from this package, and Tensor's methods call them: so they come next. Then xp.py,
+# NumPy's names on tensors (built from ops), which get_array_module gives an op's backward run on tensors
+# (create_graph): backend.py knows devices only, so this package registers it there.
+from minigrad import fused, ops  # noqa: E402, F401, I001
+from minigrad.tensor import xp  # noqa: E402
+
+backend.register_array_module(Tensor, xp)

@@ -302,7 +302,7 @@ def binary_cross_entropy(data):
 
 E, A, R, SH, I, L = ops.elementwise, ops.activations, ops.reduce, ops.shape, ops.indexing, ops.linalg
 SM, LN, GE, EM, DR, AT, LO = (fused.softmax, fused.layer_norm, fused.gelu, fused.embedding, fused.dropout,
-                              fused.attention, fused.losses)
+                              fused.attention, fused.cross_entropy)
 CASES = {
     E.Add: binary(lambda a, b: (a + b) * a), E.Sub: binary(lambda a, b: (a - b) * b), E.Mul: binary(operator.mul),
     E.Div: binary(operator.truediv, b_values=away_from(0, gap=0.3)), E.Neg: unary(lambda t: -t * t),

@@ -10,7 +10,7 @@ the faster implementations of their array steps, each selected once and tested e
 
 Reading order:
 1. softmax.py: softmax and log-softmax (the row maximum subtracted; the Jacobian applied without forming it);
-2. losses.py: cross-entropy, NLL and binary cross-entropy, with PyTorch's layouts and reductions;
+2. cross_entropy.py: cross-entropy, NLL and binary cross-entropy, with PyTorch's layouts and reductions;
 3. layer_norm.py, gelu.py (the exact GELU and GPT-2's tanh form), embedding.py, dropout.py;
 4. attention.py: scaled dot-product attention, the formula;
 5. twins.py: every one of them composed from primitive ops;
@@ -18,6 +18,6 @@ Reading order:
 Read next: ../functional.py, which exposes these as F.softmax, F.cross_entropy, F.layer_norm, ...
 """
 
-from minigrad.fused import attention, dropout, embedding, gelu, layer_norm, losses, softmax
+from minigrad.fused import attention, cross_entropy, dropout, embedding, gelu, layer_norm, softmax
 
-__all__ = ["attention", "dropout", "embedding", "gelu", "layer_norm", "losses", "softmax"]
+__all__ = ["attention", "cross_entropy", "dropout", "embedding", "gelu", "layer_norm", "softmax"]

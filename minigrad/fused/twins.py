@@ -1,6 +1,6 @@
 """The fused ops' twins: each composed from primitive Tensor ops, slow and readable.
 
-The fused ops beside this file (softmax.py, losses.py, layer_norm.py, gelu.py, embedding.py, attention.py) and
+The fused ops beside this file (softmax.py, cross_entropy.py, layer_norm.py, gelu.py, embedding.py, attention.py) and
 ops/reduce.py's logsumexp each have a hand-derived backward. Here each is written the way one first writes it
 on paper, with nothing but `+ - * / exp log sqrt tanh erf max sum mean @` and indexing, so autograd derives
 the backward by the chain rule through a dozen small nodes. tests/test_fused.py shows that both give the

@@ -152,7 +152,7 @@ def index_array(value: Any, device: str, op: str) -> Any:
         array = value.data
     elif isinstance(value, (list, tuple)):
         array = np.asarray(value) if len(value) else np.zeros(0, dtype=np.int64)  # [] picks nothing
-    elif isinstance(value, np.ndarray) or _is_backend_array(value):
+    elif isinstance(value, np.ndarray) or _is_array_or_scalar(value):
         array = value
     else:
         raise IndexError(
@@ -173,7 +173,8 @@ def _dims_used(part: Any) -> int:
     return part.ndim if part.dtype.kind == "b" else 1
 
 
-def _is_backend_array(value: Any) -> bool:
+def _is_array_or_scalar(value: Any) -> bool:
+    """Whether `value` is a device's array or a NumPy scalar (tensor.py's `_is_backend_array` excludes scalars)."""
     try:
         backend.backend_of(value)
     except TypeError:

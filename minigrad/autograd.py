@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
-from minigrad import backend
 from minigrad.grad_mode import (  # noqa: F401  (the switch, used as autograd.no_grad, autograd.grad_mode, ...)
     enable_grad,
     grad_mode,
@@ -142,6 +141,8 @@ def grad(
         if not x.requires_grad:
             fix = "make it with requires_grad=True" if x.dtype.kind == "f" else f"a {x.dtype} tensor has no gradient"
             raise RuntimeError(f"grad: input {i} (shape {x.shape}) does not require grad, so it has no gradient; {fix}")
+    from minigrad.tensor.convert import seed_gradient  # (the tensor package imports this module)
+
     seeds: dict[int, Any] = {}
     for i, (y, g) in enumerate(zip(outputs, grad_outputs)):
         seed = seed_gradient(y, g, create_graph, i)
@@ -174,35 +175,6 @@ def local_grads(y: Tensor, gy: Tensor, inputs: Sequence[Tensor]) -> tuple[Tensor
     for x in inputs:
         grads.append(_as_gradient(*collect.found.pop(id(x))) if id(x) in collect.found else None)
     return tuple(grads)
-
-
-def seed_gradient(y: Tensor, grad: Any, create_graph: bool, output: int | None = None) -> Any:
-    """The gradient that backward starts from at `y`: ones for a scalar, else `grad` (a Tensor or an array
-    shaped like y), as a backend array, or as a Tensor when the gradients record a graph of their own.
-
-    `output` is y's position among `mg.grad`'s outputs, for the error messages (None: `y.backward()`).
-    """
-    from minigrad.tensor import ShapeError, Tensor, _raw  # (tensor/ imports this module)
-
-    who, subject, arg = ("backward()", "this tensor", "grad") if output is None else \
-        ("grad", f"output {output}", f"grad_outputs[{output}]")
-    if not y.requires_grad:
-        why = (f"it is {y.dtype}, and integers and bools (argmax's indices, comparisons) have no gradient"
-               if y.dtype.kind != "f" else "it was made under no_grad(), or from tensors none of which requires grad "
-               "(a gradient that does not depend on its inputs, as relu's or a linear function's, is such a constant)")
-        raise RuntimeError(f"{who}: {subject} does not require grad: {why}")
-    if grad is None:
-        if y.data.size != 1:
-            raise RuntimeError(f"{who}: {arg} can be omitted only for a scalar output, not shape {y.shape}")
-        array = backend.get_array_module(y.data).ones_like(y.data)
-    else:
-        array = grad.data if create_graph and isinstance(grad, Tensor) else _raw(grad, y.device)
-        if array.shape != y.shape:
-            raise ShapeError(f"{who}: {arg} has shape {array.shape}, the tensor {y.shape}")
-        if create_graph and isinstance(grad, Tensor):  # it may have a graph of its own: keep it
-            return grad if grad.device == y.device and grad.dtype == y.dtype else grad.to(y.device, y.dtype)
-        array = array.astype(y.dtype, copy=False)
-    return Tensor._make(array, False) if create_graph else array
 
 
 def _propagate(

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad import backend, memory
+from minigrad import backend
 from minigrad.fused.kernels import blas
+from minigrad.runtime import memory
 
 
 def test_device_names_are_canonical():

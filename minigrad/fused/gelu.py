@@ -15,7 +15,7 @@ from minigrad.backend import get_array_module
 from minigrad.function import Function
 from minigrad.ops import special
 from minigrad.ops.activations import require_float
-from minigrad.threads import in_chunks
+from minigrad.runtime.threads import in_chunks
 
 
 class GELU(Function):
@@ -25,7 +25,7 @@ class GELU(Function):
     PyTorch's `gelu(x)` (approximate="none") and nanoGPT's MLP. Forward computes the slope dy/dx beside y
     (Phi and phi come out of one pass, special.normal_cdf_and_density) and keeps only the slope: backward is
     then one product, gx = gy * dy/dx. A GPT runs this on every activation of its MLPs, so the work goes in
-    cache-sized blocks, and on very large arrays over the threads (threads.in_chunks). twins.gelu
+    cache-sized blocks, and on very large arrays over the threads (runtime/threads.py, in_chunks). twins.gelu
     composes it from erf.
     """
 

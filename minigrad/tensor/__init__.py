@@ -2,9 +2,9 @@
 
 Reading order:
 1. tensor.py: the class itself (making a tensor, its attributes, `backward`, the operators, indexing);
-2. math.py: its elementwise functions, reductions and softmax, each a front for one op in ops/;
+2. math.py: its elementwise functions, reductions, softmax and comparisons, each a front for one op;
 3. shape.py: reshape, permute, transpose, squeeze, expand, split, gather, ...;
-4. convert.py: to another dtype or device, to Python values, to NumPy;
+4. convert.py: to another dtype or device, to Python values, to NumPy (and backward's seed gradient);
 5. inplace.py: `w -= lr * w.grad`, `zero_()`, ... and the version counter backward checks;
 6. xp.py: NumPy's names on tensors, for an op's backward run on tensors (create_graph, higher_order.py).
 

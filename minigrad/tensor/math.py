@@ -1,5 +1,6 @@
 """Tensor's math methods, a base class of Tensor: elementwise functions (exp, log, tanh, clamp, ...), reductions
-(sum, mean, max, var, logsumexp, ...) and softmax, each a thin front for one op in ops/.
+(sum, mean, max, var, logsumexp, ...) and softmax, each a thin front for one op in ops/ or fused/; and the
+comparisons (<, ==, ...) and logical operators (&, |, ~), which are not differentiable and return bool tensors.
 
 The reductions take PyTorch's `dim` (an int, a sequence, or None for every axis) and `keepdim`, and NumPy's
 `axis` and `keepdims` as aliases; `_axes` below turns any of them into the sorted tuple of axes the ops take.
@@ -253,6 +254,53 @@ class MathMethods:
     def _as(self, dtype: Any) -> Tensor:
         """This tensor converted to `dtype` first (the `dtype=` of sum, mean, softmax, ...), or itself."""
         return self if dtype is None else self.astype(dtype)
+
+    # Comparisons: not differentiable, they return boolean tensors.
+    def _compare(self, other: Any, name: str) -> Tensor:
+        if isinstance(other, minigrad.Tensor) and type(other.data) is not type(self.data):
+            raise RuntimeError(f"{name}: inputs are on different devices ({self.device}, {other.device})")
+        x, y = self._operands(other)
+        xp = backend.get_array_module(self.data)
+        return minigrad.Tensor._make(getattr(xp, name)(x.data, y.data), False)
+
+    def __lt__(self, other: Any) -> Tensor:
+        return self._compare(other, "less")
+
+    def __le__(self, other: Any) -> Tensor:
+        return self._compare(other, "less_equal")
+
+    def __gt__(self, other: Any) -> Tensor:
+        return self._compare(other, "greater")
+
+    def __ge__(self, other: Any) -> Tensor:
+        return self._compare(other, "greater_equal")
+
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return self._compare(other, "equal")
+
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return self._compare(other, "not_equal")
+
+    __hash__ = object.__hash__  # tensors are hashed by identity, as in PyTorch
+
+    # Logical operators on bool tensors (bitwise on integers), as in PyTorch: masks such as (x > 0) & (x < 1).
+    def __and__(self, other: Any) -> Tensor:
+        return self._bitwise(other, "bitwise_and")
+
+    def __or__(self, other: Any) -> Tensor:
+        return self._bitwise(other, "bitwise_or")
+
+    __rand__, __ror__ = __and__, __or__
+
+    def __invert__(self) -> Tensor:
+        return self._bitwise(None, "invert")
+
+    def _bitwise(self, other: Any, name: str) -> Tensor:
+        if self.dtype.kind == "f" or isinstance(other, float) or getattr(other, "dtype", self.dtype).kind == "f":
+            raise TypeError(f"{name}: only bool and integer tensors have it, not float (compare first: x > 0)")
+        if other is None:
+            return minigrad.Tensor._make(backend.get_array_module(self.data).invert(self.data), False)
+        return self._compare(other, name)
 
 
 def _axes(axis: Any, ndim: int, op: str = "reduce") -> tuple[int, ...] | None:

@@ -26,7 +26,7 @@ import numpy as np
 import minigrad
 from minigrad import autograd, backend
 from minigrad.dtypes import DEFAULT_FLOAT, FLOAT_DTYPES, check_dtype, is_number, result_type
-from minigrad.tensor.convert import ConversionMethods
+from minigrad.tensor.convert import ConversionMethods, seed_gradient
 from minigrad.tensor.inplace import InPlaceMethods
 from minigrad.tensor.math import MathMethods
 from minigrad.tensor.shape import ShapeMethods
@@ -200,7 +200,7 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods):
         differentiated again (higher_order.py); `retain_graph` then defaults to True, as in PyTorch.
         `mg.grad` returns gradients instead of accumulating them.
         """
-        seed = autograd.seed_gradient(self, grad, create_graph)
+        seed = seed_gradient(self, grad, create_graph)
         autograd.backward(self, seed, create_graph if retain_graph is None else retain_graph, create_graph=create_graph)
 
     def _accumulate_grad(self, gx: Any, owned: bool) -> None:
@@ -286,52 +286,7 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods):
     def __neg__(self) -> Tensor:
         return minigrad.ops.elementwise.Neg.apply(self)
 
-    # Comparisons: not differentiable, they return boolean tensors.
-    def _compare(self, other: Any, name: str) -> Tensor:
-        if isinstance(other, Tensor) and type(other.data) is not type(self.data):
-            raise RuntimeError(f"{name}: inputs are on different devices ({self.device}, {other.device})")
-        x, y = self._operands(other)
-        xp = backend.get_array_module(self.data)
-        return Tensor._make(getattr(xp, name)(x.data, y.data), False)
-
-    def __lt__(self, other: Any) -> Tensor:
-        return self._compare(other, "less")
-
-    def __le__(self, other: Any) -> Tensor:
-        return self._compare(other, "less_equal")
-
-    def __gt__(self, other: Any) -> Tensor:
-        return self._compare(other, "greater")
-
-    def __ge__(self, other: Any) -> Tensor:
-        return self._compare(other, "greater_equal")
-
-    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return self._compare(other, "equal")
-
-    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return self._compare(other, "not_equal")
-
-    __hash__ = object.__hash__  # tensors are hashed by identity, as in PyTorch
-
-    # Logical operators on bool tensors (bitwise on integers), as in PyTorch: masks such as (x > 0) & (x < 1).
-    def __and__(self, other: Any) -> Tensor:
-        return self._bitwise(other, "bitwise_and")
-
-    def __or__(self, other: Any) -> Tensor:
-        return self._bitwise(other, "bitwise_or")
-
-    __rand__, __ror__ = __and__, __or__
-
-    def __invert__(self) -> Tensor:
-        return self._bitwise(None, "invert")
-
-    def _bitwise(self, other: Any, name: str) -> Tensor:
-        if self.dtype.kind == "f" or isinstance(other, float) or getattr(other, "dtype", self.dtype).kind == "f":
-            raise TypeError(f"{name}: only bool and integer tensors have it, not float (compare first: x > 0)")
-        if other is None:
-            return Tensor._make(backend.get_array_module(self.data).invert(self.data), False)
-        return self._compare(other, name)
+    # Comparisons (<, ==, ...) and logical operators (&, |, ~), which return boolean tensors: math.py.
 
     def __getitem__(self, index: Any) -> Tensor:
         """x[index] with PyTorch's rules (ops/indexing.py): ints, slices, None, ..., integer tensors,

@@ -5,7 +5,7 @@ image's pixels, say); targets are then (N,), (), or (N, d1, d2, ...). `class_row
 (N, C) rows and (N,) targets, and `restore_layout` puts a gradient back. Each row's loss carries a weight
 (the class weight of its target, 0 for an ignored row); "mean" divides the sum of the losses by the sum of
 those weights, "sum" does not, "none" returns one loss per target. minigrad/functional.py exposes these.
-Read next: layer_norm.py, then ../functional.py.
+Read next: layer_norm.py.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Composed from primitives (twins.softmax), softmax is exp, a sum and a division: three nodes, and exp overflows
 for logits past ~88 in float32. Here the row maximum is subtracted first (the value does not change), and the
 backward applies the Jacobian diag(y) - y y^T without forming it. tests/test_fused.py shows both twins agree.
-Read next: layer_norm.py.
+Read next: cross_entropy.py.
 """
 
 from __future__ import annotations

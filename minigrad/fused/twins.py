@@ -10,6 +10,7 @@ twin's docstring is the sum of the chain rule steps here.
 Training never calls this module: the fused ops are faster, keep fewer buffers alive, and cannot overflow where
 these might (see log_softmax). Double backward does: the `composed` method of the GELUs, layer norm, attention
 and cross-entropy calls its twin here, and higher_order.py differentiates that graph.
+Read next: kernels/ (the faster implementations).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 For y = a @ b on matrices, dL/da = dL/dy @ b.T and dL/db = a.T @ dL/dy: each input's gradient is the
 upstream gradient multiplied by the other input, transposed. Batched operands broadcast over the
 leading axes as in NumPy; 1-D operands are treated as a row (left) or a column (right) vector.
-Read next: special.py, then ../fused/ (the hand-derived ops).
+Read next: ../fused/ (the hand-derived ops).
 """
 
 from __future__ import annotations

@@ -177,14 +177,8 @@ def local_grads(y: Tensor, gy: Tensor, inputs: Sequence[Tensor]) -> tuple[Tensor
     return tuple(grads)
 
 
-def _propagate(
-    order: list[Tensor],
-    seeds: dict[int, Any],
-    deliver: Callable[[Tensor, Any, bool], bool],
-    retain_graph: bool,
-    create_graph: bool,
-    on_step: Callable[[Tensor, Any], None] | None = None,
-) -> None:
+def _propagate(order: list[Tensor], seeds: dict[int, Any], deliver: Callable[[Tensor, Any, bool], bool],
+               retain_graph: bool, create_graph: bool, on_step: Callable[[Tensor, Any], None] | None = None) -> None:
     """Step 2: the chain rule over `order` (step 1, `topological_order`), from the `seeds` (keyed by tensor id).
 
     `deliver(tensor, gy, owned)` is what the caller does with a tensor's finished gradient (`_into_leaves` for

@@ -188,15 +188,16 @@ def _propagate(order: list[Tensor], seeds: dict[int, Any], deliver: Callable[[Te
     run_backward = _backward_on_tensors if create_graph else _backward_on_arrays
     with set_grad_enabled(create_graph):  # recording the gradients' own graph, or nothing
         for tensor in reversed(order):  # every use of a tensor comes later in the order: its gradient is complete
-            gy = grads.pop(tensor)
+            gy = grads.pending.pop(id(tensor), None)
             if gy is None:
                 continue  # no path from the roots reaches this tensor's gradient
             if on_step is not None:
                 on_step(tensor, gy.data if create_graph else gy)
             ctx = tensor._ctx
-            if not deliver(tensor, gy, grads.owns(tensor)) or ctx is None:
+            if not deliver(tensor, gy, id(tensor) in grads.owned) or ctx is None:
                 continue
-            _check_usable(ctx)
+            if ctx.released or [parent._version for parent in ctx.parents] != ctx.input_versions:
+                _refuse_stale(ctx)
             gxs = run_backward(ctx, gy, tensor)
             for parent, gx, needed in zip(ctx.parents, gxs, ctx.needs_input_grad):
                 if needed and gx is not None:
@@ -260,31 +261,24 @@ class _Gradients:
     says whether one can become a .grad without a clone.
     """
 
-    __slots__ = ("grads", "owned", "tensors")
+    __slots__ = ("pending", "owned", "tensors")
 
     def __init__(self, seeds: dict[int, Any], tensors: bool) -> None:
-        self.grads = seeds
+        self.pending = seeds  # {tensor id: its gradient so far}; the walk pops each when it is complete
         self.owned: set[int] = set()
         self.tensors = tensors
-
-    def pop(self, tensor: Tensor) -> Any:
-        """The finished gradient of `tensor`, or None if nothing reached it."""
-        return self.grads.pop(id(tensor), None)
-
-    def owns(self, tensor: Tensor) -> bool:
-        return id(tensor) in self.owned
 
     def add(self, parent: Tensor, gx: Any, gy: Any, gxs: tuple) -> None:
         """Add `gx`, one of the gradients `gxs` that an op returned for upstream gradient `gy`, to `parent`'s."""
         key = id(parent)
-        if key not in self.grads:
-            self.grads[key] = gx
+        if key not in self.pending:
+            self.pending[key] = gx
             if _is_fresh(gx, gy, gxs, self.tensors):
                 self.owned.add(key)
         elif key in self.owned and not self.tensors:
-            self.grads[key] += gx
+            self.pending[key] += gx
         else:  # a new tensor (or array) that no one else holds
-            self.grads[key] = self.grads[key] + gx
+            self.pending[key] = self.pending[key] + gx
             self.owned.add(key)
 
 
@@ -310,7 +304,7 @@ def _as_list(tensors: Any) -> list:
     return list(tensors) if isinstance(tensors, (list, tuple)) else [tensors]
 
 
-def _check_usable(ctx: Any) -> None:
+def _refuse_stale(ctx: Any) -> None:
     """Refuse an op whose saved buffers were released by an earlier backward, or one of whose inputs was updated
     in place after the op ran (tensor/inplace.py): the op may have saved it, and its gradient would silently be
     wrong. PyTorch refuses both too; the message names the input."""
@@ -319,8 +313,6 @@ def _check_usable(ctx: Any) -> None:
             f"backward through the graph a second time ({ctx.name} already released its saved buffers); "
             "pass retain_graph=True to the first backward() or mg.grad() if you need to"
         )
-    if [parent._version for parent in ctx.parents] == ctx.input_versions:
-        return
     for i, (parent, version) in enumerate(zip(ctx.parents, ctx.input_versions)):
         if parent._version != version:
             raise RuntimeError(

@@ -1,11 +1,25 @@
 """minigrad: a tensor reverse-mode autograd engine on NumPy (and CuPy on a GPU), written to be read.
 
-Start with tensor.py (Tensor), function.py (Function, one op), then autograd.py (the backward pass), then ops/.
-
     import minigrad as mg
     x = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
     (x * x).sum().backward()
     x.grad  # tensor([2., 4., 6.])
+
+Three layers, each a folder, and the engine that runs them. Reading order:
+1. The engine: tensor/ (Tensor, the first class; tensor/tensor.py), function.py (Function, one op), autograd.py
+   (the backward pass in two steps), grad_mode.py (no_grad), higher_order.py (create_graph: backward on tensors).
+2. ops/: the primitives, one class per op with forward and backward side by side (start at ops/elementwise.py).
+3. fused/: the hand-derived ops (softmax, cross-entropy, layer norm, GELU, embedding, dropout, attention), each
+   beside its composed twin (fused/twins.py) and the kernels that implement it faster (fused/kernels/).
+4. Built on them: functional.py (F, the losses included), nn/, optim/, then gradcheck.py, serialization.py, viz/.
+
+What sits at the top level, and why: each file here is either a step of the engine above, or one public name's
+home that nothing in the layers depends on. backend.py is the devices (NumPy, CuPy, the strict stand-in) and
+nothing else; cuda.py is `mg.cuda`, PyTorch's spelling for "is a GPU here?". dtypes.py (type promotion),
+factories.py (mg.zeros, ...), random.py (the seed) and mathops.py (mg.exp, mg.sum, ...: torch.* functions)
+make tensors or name their methods. anomaly.py (mg.detect_anomaly) and gradcheck.py check the engine from
+outside, through its one hook. runtime/ holds the process-wide speed settings (threads, host memory): they
+change how fast, never what, so they stay apart from the math. testing/ and viz/ serve tests and drawings.
 """
 
 from minigrad import cuda, distributed, mathops, nn, optim, utils, viz
@@ -56,11 +70,10 @@ from minigrad.functional import cat, concat, stack, where
 from minigrad.grad_mode import inference_mode
 from minigrad.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from minigrad.mathops import *  # noqa: F403  (mg.exp, mg.sum, mg.maximum, ...: the torch.* functions)
-from minigrad.memory import keep_freed_host_memory
 from minigrad.random import Generator, manual_seed
+from minigrad.runtime import get_num_threads, keep_freed_host_memory, set_num_threads
 from minigrad.serialization import CheckpointError, load, load_metadata, save
 from minigrad.tensor import ShapeError, Tensor
-from minigrad.threads import get_num_threads, set_num_threads
 
 __all__ = [
     "AnomalyError", "CheckpointError", "Function", "GradcheckError", "ShapeError", "Tensor", "arange", "cat", "concat",
@@ -84,5 +97,5 @@ int = int32  # noqa: A001
 bool = _dtypes.bool_  # noqa: A001
 __version__ = "0.1.0"
 
-# Freed arrays stay in the heap for the next step instead of costing page faults (see memory.py).
+# Freed arrays stay in the heap for the next step instead of costing page faults (see runtime/memory.py).
 keep_freed_host_memory()

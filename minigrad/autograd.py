@@ -10,7 +10,7 @@ The same walk gives `grad` (`torch.autograd.grad`: the gradients of some outputs
 running only the ops on a path between them) and, with `create_graph`, gradients that record a graph of their
 own, for second and higher derivatives: each op's backward then runs on tensors (higher_order.py).
 The grad-mode switch (`no_grad`, ...) is in grad_mode.py and re-exported here.
-Read next: ops/elementwise.py for the simplest ops, ops/nn.py for the fused ones, higher_order.py.
+Read next: ops/elementwise.py for the simplest ops, fused/ for the hand-derived ones, higher_order.py.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
-from minigrad import backend
 from minigrad.grad_mode import (  # noqa: F401  (the switch, used as autograd.no_grad, autograd.grad_mode, ...)
     enable_grad,
     grad_mode,
@@ -108,7 +107,7 @@ def backward(
     With `create_graph`, `grad` is a Tensor and every op's backward runs on tensors (higher_order.py),
     so the gradients are tensors with a graph of their own, which can be differentiated again.
     """
-    _propagate(topological_order(root), {id(root): grad}, retain_graph, create_graph, on_step)
+    _propagate(topological_order(root), {id(root): grad}, _into_leaves, retain_graph, create_graph, on_step)
 
 
 def grad(
@@ -142,22 +141,24 @@ def grad(
         if not x.requires_grad:
             fix = "make it with requires_grad=True" if x.dtype.kind == "f" else f"a {x.dtype} tensor has no gradient"
             raise RuntimeError(f"grad: input {i} (shape {x.shape}) does not require grad, so it has no gradient; {fix}")
+    from minigrad.tensor.convert import seed_gradient  # (the tensor package imports this module)
+
     seeds: dict[int, Any] = {}
     for i, (y, g) in enumerate(zip(outputs, grad_outputs)):
         seed = seed_gradient(y, g, create_graph, i)
-        seeds[id(y)] = seed if id(y) not in seeds else seeds[id(y)] + seed
-    wanted = {id(x) for x in inputs}
+        seeds[id(y)] = seed if id(y) not in seeds else seeds[id(y)] + seed  # an output given twice counts twice
+    collect = _Collect({id(x) for x in inputs})
     retain_graph = create_graph if retain_graph is None else retain_graph
-    found = _propagate(topological_order(outputs), seeds, retain_graph, create_graph, wanted=wanted)
+    _propagate(_leading_to(topological_order(outputs), collect.wanted), seeds, collect, retain_graph, create_graph)
     grads: list[Tensor | None] = []
     for i, x in enumerate(inputs):
-        if id(x) not in found:
+        if id(x) not in collect.found:
             if not allow_unused:
                 raise RuntimeError(f"grad: input {i} (shape {x.shape}) was not used to compute the outputs; pass "
                                    "allow_unused=True to get None for it")
             grads.append(None)
         else:
-            grads.append(_as_gradient(*found[id(x)]))
+            grads.append(_as_gradient(*collect.found[id(x)]))
     return tuple(grads)
 
 
@@ -167,119 +168,118 @@ def local_grads(y: Tensor, gy: Tensor, inputs: Sequence[Tensor]) -> tuple[Tensor
 
     higher_order.py differentiates an op's composed twin with it, so the inputs are the op's own.
     """
-    stop = {id(x) for x in inputs if x.requires_grad}
-    found = _propagate(topological_order(y, stop=stop), {id(y): gy}, True, True, wanted=stop, stop=True)
+    collect = _Collect({id(x) for x in inputs if x.requires_grad}, follow_past=False)
+    order = _leading_to(topological_order(y, stop=collect.wanted), collect.wanted)
+    _propagate(order, {id(y): gy}, collect, True, True)
     grads: list[Tensor | None] = []
     for x in inputs:
-        grads.append(_as_gradient(*found.pop(id(x))) if id(x) in found else None)
+        grads.append(_as_gradient(*collect.found.pop(id(x))) if id(x) in collect.found else None)
     return tuple(grads)
 
 
-def seed_gradient(y: Tensor, grad: Any, create_graph: bool, output: int | None = None) -> Any:
-    """The gradient that backward starts from at `y`: ones for a scalar, else `grad` (a Tensor or an array
-    shaped like y), as a backend array, or as a Tensor when the gradients record a graph of their own.
+def _propagate(order: list[Tensor], seeds: dict[int, Any], deliver: Callable[[Tensor, Any, bool], bool],
+               retain_graph: bool, create_graph: bool, on_step: Callable[[Tensor, Any], None] | None = None) -> None:
+    """Step 2: the chain rule over `order` (step 1, `topological_order`), from the `seeds` (keyed by tensor id).
 
-    `output` is y's position among `mg.grad`'s outputs, for the error messages (None: `y.backward()`).
+    `deliver(tensor, gy, owned)` is what the caller does with a tensor's finished gradient (`_into_leaves` for
+    `backward`, a `_Collect` for `grad` and `local_grads`); it returns False to stop the walk at that tensor.
     """
-    from minigrad.tensor import ShapeError, Tensor, _raw  # (tensor.py imports this module)
-
-    who, subject, arg = ("backward()", "this tensor", "grad") if output is None else \
-        ("grad", f"output {output}", f"grad_outputs[{output}]")
-    if not y.requires_grad:
-        why = (f"it is {y.dtype}, and integers and bools (argmax's indices, comparisons) have no gradient"
-               if y.dtype.kind != "f" else "it was made under no_grad(), or from tensors none of which requires grad "
-               "(a gradient that does not depend on its inputs, as relu's or a linear function's, is such a constant)")
-        raise RuntimeError(f"{who}: {subject} does not require grad: {why}")
-    if grad is None:
-        if y.data.size != 1:
-            raise RuntimeError(f"{who}: {arg} can be omitted only for a scalar output, not shape {y.shape}")
-        array = backend.get_array_module(y.data).ones_like(y.data)
-    else:
-        array = grad.data if create_graph and isinstance(grad, Tensor) else _raw(grad, y.device)
-        if array.shape != y.shape:
-            raise ShapeError(f"{who}: {arg} has shape {array.shape}, the tensor {y.shape}")
-        if create_graph and isinstance(grad, Tensor):  # it may have a graph of its own: keep it
-            return grad if grad.device == y.device and grad.dtype == y.dtype else grad.to(y.device, y.dtype)
-        array = array.astype(y.dtype, copy=False)
-    return Tensor._make(array, False) if create_graph else array
-
-
-def _propagate(
-    order: list[Tensor],
-    grads: dict[int, Any],
-    retain_graph: bool,
-    create_graph: bool,
-    on_step: Callable[[Tensor, Any], None] | None = None,
-    wanted: set[int] | None = None,
-    stop: bool = False,
-) -> dict[int, tuple[Any, bool]]:
-    """The chain rule over `order`, from the gradients in `grads` (keyed by tensor id); see `backward`.
-
-    With `wanted` (the ids of `grad`'s inputs), nothing is accumulated into `.grad`: only the ops on a path
-    to a wanted tensor run, and the wanted tensors' gradients are returned as {id: (gradient, owned)};
-    with `stop`, the graph is not followed past them.
-    """
-    if wanted is not None:
-        order = _leading_to(order, wanted)
-    found: dict[int, tuple[Any, bool]] = {}
-    # Gradients are accumulated in place only into buffers that no one else holds ("owned"): an op
-    # may hand the same array to two inputs (add returns gy twice), or a view of gy (reshape), and
-    # adding into such an array in place would corrupt the other gradient. An owned buffer can also
-    # become a leaf's .grad without a copy. (With create_graph the gradients are tensors, always added out
-    # of place; owned then only says whether one can become a .grad without a clone.)
-    owned: set[int] = set()
-    if create_graph:
-        from minigrad.higher_order import backward_on_tensors  # here: it imports the ops, which import this module
-    previous_mode = grad_mode.enabled
-    grad_mode.enabled = create_graph  # recording the gradients' own graph, or nothing
-    try:
-        for tensor in reversed(order):
-            gy = grads.pop(id(tensor), None)
+    grads = _Gradients(seeds, tensors=create_graph)
+    run_backward = _backward_on_tensors if create_graph else _backward_on_arrays
+    with set_grad_enabled(create_graph):  # recording the gradients' own graph, or nothing
+        for tensor in reversed(order):  # every use of a tensor comes later in the order: its gradient is complete
+            gy = grads.pending.pop(id(tensor), None)
             if gy is None:
                 continue  # no path from the roots reaches this tensor's gradient
             if on_step is not None:
                 on_step(tensor, gy.data if create_graph else gy)
             ctx = tensor._ctx
-            if wanted is None:
-                if ctx is None or tensor._retains_grad:
-                    tensor._accumulate_grad(gy, owned=id(tensor) in owned)
-            elif id(tensor) in wanted:
-                found[id(tensor)] = (gy, id(tensor) in owned)
-                if stop:
-                    continue
-            if ctx is None:
+            if not deliver(tensor, gy, id(tensor) in grads.owned) or ctx is None:
                 continue
-            if ctx.released:
-                raise RuntimeError(
-                    f"backward through the graph a second time ({ctx.name} already released its saved buffers); "
-                    "pass retain_graph=True to the first backward() or mg.grad() if you need to"
-                )
-            if [parent._version for parent in ctx.parents] != ctx.input_versions:
-                _refuse_changed_input(ctx)
-            gxs = backward_on_tensors(ctx, gy, tensor) if create_graph else ctx.backward(gy)
-            if not isinstance(gxs, tuple):
-                gxs = (gxs,)
-            if anomaly_hook is not None:
-                anomaly_hook.backward(ctx, [getattr(gx, "data", gx) for gx in gxs] if create_graph else gxs)
+            if ctx.released or [parent._version for parent in ctx.parents] != ctx.input_versions:
+                _refuse_stale(ctx)
+            gxs = run_backward(ctx, gy, tensor)
             for parent, gx, needed in zip(ctx.parents, gxs, ctx.needs_input_grad):
-                if not needed or gx is None:
-                    continue
-                gx = sum_to(gx, parent.shape)
-                key = id(parent)
-                if key not in grads:
-                    grads[key] = gx
-                    if _is_fresh(gx, gy, gxs, create_graph):
-                        owned.add(key)
-                elif key in owned and not create_graph:
-                    grads[key] += gx
-                else:  # a new tensor (or array) that no one else holds
-                    grads[key] = grads[key] + gx
-                    owned.add(key)
+                if needed and gx is not None:
+                    grads.add(parent, sum_to(gx, parent.shape), gy, gxs)
             if not retain_graph:
                 ctx.release()
-    finally:
-        grad_mode.enabled = previous_mode
-    return found
+
+
+def _into_leaves(tensor: Tensor, gy: Any, owned: bool) -> bool:
+    """What `backward` does with a finished gradient: add it to `.grad` of a leaf (or a `retain_grad` tensor)."""
+    if tensor._ctx is None or tensor._retains_grad:
+        tensor._accumulate_grad(gy, owned=owned)
+    return True
+
+
+class _Collect:
+    """What `grad` and `local_grads` do with a finished gradient: keep those of the `wanted` tensors (by id) in
+    `found`, as {id: (gradient, owned)}, and leave `.grad` alone. Without `follow_past`, the walk stops at them."""
+
+    def __init__(self, wanted: set[int], follow_past: bool = True) -> None:
+        self.wanted = wanted
+        self.follow_past = follow_past
+        self.found: dict[int, tuple[Any, bool]] = {}
+
+    def __call__(self, tensor: Tensor, gy: Any, owned: bool) -> bool:
+        if id(tensor) not in self.wanted:
+            return True
+        self.found[id(tensor)] = (gy, owned)
+        return self.follow_past
+
+
+def _backward_on_arrays(ctx: Any, gy: Any, y: Tensor) -> tuple:
+    """The op's backward on raw arrays: nothing is recorded (training's fast path)."""
+    gxs = ctx.backward(gy)
+    if not isinstance(gxs, tuple):
+        gxs = (gxs,)
+    if anomaly_hook is not None:
+        anomaly_hook.backward(ctx, gxs)
+    return gxs
+
+
+def _backward_on_tensors(ctx: Any, gy: Tensor, y: Tensor) -> tuple:
+    """The op's backward on tensors, recording a graph of the gradients (create_graph=True; higher_order.py)."""
+    from minigrad.higher_order import backward_on_tensors  # here: it imports the ops, which import this module
+
+    gxs = backward_on_tensors(ctx, gy, y)
+    if not isinstance(gxs, tuple):
+        gxs = (gxs,)
+    if anomaly_hook is not None:
+        anomaly_hook.backward(ctx, [getattr(gx, "data", gx) for gx in gxs])
+    return gxs
+
+
+class _Gradients:
+    """The gradients still being summed, keyed by tensor id, and the aliasing rule for summing them.
+
+    A gradient is added into in place only if it is a buffer that no one else holds ("owned"): an op may hand
+    the same array to two inputs (add returns gy twice), or a view of gy (reshape), and adding into such an
+    array in place would corrupt the other gradient. An owned buffer can also become a leaf's .grad without a
+    copy. With `tensors` (create_graph) the gradients are tensors, always added out of place; owned then only
+    says whether one can become a .grad without a clone.
+    """
+
+    __slots__ = ("pending", "owned", "tensors")
+
+    def __init__(self, seeds: dict[int, Any], tensors: bool) -> None:
+        self.pending = seeds  # {tensor id: its gradient so far}; the walk pops each when it is complete
+        self.owned: set[int] = set()
+        self.tensors = tensors
+
+    def add(self, parent: Tensor, gx: Any, gy: Any, gxs: tuple) -> None:
+        """Add `gx`, one of the gradients `gxs` that an op returned for upstream gradient `gy`, to `parent`'s."""
+        key = id(parent)
+        if key not in self.pending:
+            self.pending[key] = gx
+            if _is_fresh(gx, gy, gxs, self.tensors):
+                self.owned.add(key)
+        elif key in self.owned and not self.tensors:
+            self.pending[key] += gx
+        else:  # a new tensor (or array) that no one else holds
+            self.pending[key] = self.pending[key] + gx
+            self.owned.add(key)
 
 
 def _leading_to(order: list[Tensor], wanted: set[int]) -> list[Tensor]:
@@ -304,9 +304,15 @@ def _as_list(tensors: Any) -> list:
     return list(tensors) if isinstance(tensors, (list, tuple)) else [tensors]
 
 
-def _refuse_changed_input(ctx: Any) -> None:
-    """An input of `ctx` was updated in place after the op ran (tensor_inplace.py). The op may have saved it
-    for backward, and its gradient would silently be wrong: refuse, as PyTorch does, naming the input."""
+def _refuse_stale(ctx: Any) -> None:
+    """Refuse an op whose saved buffers were released by an earlier backward, or one of whose inputs was updated
+    in place after the op ran (tensor/inplace.py): the op may have saved it, and its gradient would silently be
+    wrong. PyTorch refuses both too; the message names the input."""
+    if ctx.released:
+        raise RuntimeError(
+            f"backward through the graph a second time ({ctx.name} already released its saved buffers); "
+            "pass retain_graph=True to the first backward() or mg.grad() if you need to"
+        )
     for i, (parent, version) in enumerate(zip(ctx.parents, ctx.input_versions)):
         if parent._version != version:
             raise RuntimeError(

@@ -9,7 +9,7 @@ Three devices:
 - ``"strict"``: a stand-in that behaves like CuPy but runs on NumPy (see `minigrad/testing/strict.py`).
   Its arrays refuse silent conversion to NumPy, so the CPU test suite catches host/device leaks.
 
-Read next: tensor.py, which wraps these arrays in a `Tensor`.
+Read next: tensor/tensor.py, which wraps these arrays in a `Tensor`.
 """
 
 from __future__ import annotations
@@ -37,6 +37,9 @@ class Backend:
 _CPU = Backend("cpu", np, np.ndarray, lambda a, device: a, lambda a: a)
 _backends: dict[str, Backend] = {"cpu": _CPU}
 _by_array_type: dict[type, Backend] = {np.ndarray: _CPU}
+# Array-like classes that are no device's arrays but have an array module of their own: the tensor package
+# registers Tensor here (with its NumPy names on tensors), so that an op's backward can run on tensors.
+_other_array_modules: dict[type, Any] = {}
 
 
 def _register(backend: Backend) -> Backend:
@@ -117,18 +120,20 @@ def backend_of(array: Any) -> Backend:
 def get_array_module(array: Any) -> Any:
     """The array module (`numpy`, `cupy` or the stand-in) whose functions work on `array`.
 
-    A Tensor's is `minigrad.tensor_xp`, NumPy's names on tensors: an op's backward runs on tensors when the
-    gradients record a graph of their own (create_graph=True, higher_order.py).
+    A class given to `register_array_module` gets the module registered for it: a Tensor's is
+    `minigrad.tensor.xp`, NumPy's names on tensors, for an op's backward run on tensors (higher_order.py).
     """
     backend = _by_array_type.get(type(array))
     if backend is None and not isinstance(array, (np.generic, np.ndarray)):
-        from minigrad.tensor import Tensor  # (tensor.py and tensor_xp.py import this module)
-
-        if isinstance(array, Tensor):
-            from minigrad import tensor_xp
-
-            return tensor_xp
+        for array_class, module in _other_array_modules.items():
+            if isinstance(array, array_class):
+                return module
     return (backend or backend_of(array)).xp
+
+
+def register_array_module(array_class: type, module: Any) -> None:
+    """Make `get_array_module` return `module` for instances of `array_class` (see _other_array_modules)."""
+    _other_array_modules[array_class] = module
 
 
 def device_of(array: Any) -> str:
@@ -149,56 +154,6 @@ def to_device(array: Any, device: str) -> Any:
 def as_numpy(array: Any) -> np.ndarray:
     """A host NumPy copy (or view, on the CPU) of any backend array."""
     return np.asarray(backend_of(array).to_host(array))
-
-
-def scatter_add(target: Any, index: Any, values: Any) -> None:
-    """target[index] += values, accumulating repeated indices (`np.add.at` semantics), in place."""
-    get_array_module(target).add.at(target, index, values)
-
-
-# row_sum and column_sum go to BLAS from this many rows up: below, a BLAS call costs more than NumPy's own sum
-# (an Intel Xeon: one row of 128, 3.0 against 1.2 us, as in a KV cache's decoding; 64 rows, even).
-BLAS_SUM_FROM_ROWS = 64
-
-
-def _blas_sums(a: Any, rows: int) -> bool:
-    """Whether row_sum/column_sum of a, whose sums run over `rows` rows, is one BLAS product."""
-    return type(a) is np.ndarray and a.dtype in (np.float32, np.float64) and a.size > 0 and rows >= BLAS_SUM_FROM_ROWS
-
-
-def row_sum(a: Any) -> Any:
-    """The sum over the last axis, kept as an axis of length 1: shape (..., n) -> (..., 1).
-
-    On the CPU, for float32 and float64, it is the matrix-vector product rows @ ones: NumPy reduces short
-    contiguous rows one row at a time, while BLAS does all rows in one call, 5 to 10 times faster on rows of
-    32 to 256 (an Intel Xeon: a (2048, 256) float32 array, 0.31 against 0.03 ms). The same sum, added in
-    another order. Other dtypes and devices (CuPy, the stand-in), and fewer than BLAS_SUM_FROM_ROWS rows, use
-    `sum`.
-    """
-    if a.ndim == 0 or not _blas_sums(a, a.size // max(a.shape[-1], 1)):
-        return a.sum(axis=-1, keepdims=True)
-    rows = a.reshape(-1, a.shape[-1])  # a view when a is contiguous, as the callers' arrays are
-    return (rows @ np.ones(a.shape[-1], dtype=a.dtype)).reshape(*a.shape[:-1], 1)
-
-
-def row_mean(a: Any) -> Any:
-    """The mean over the last axis, kept as an axis of length 1 (see row_sum)."""
-    total = row_sum(a)
-    total /= a.shape[-1]
-    return total
-
-
-def column_sum(rows: Any) -> Any:
-    """The sum of the rows of a 2-D array: shape (N, n) -> (n,), as rows.sum(axis=0).
-
-    A bias's gradient is the sum of gy over every row. On the CPU, for float32 and float64, it is the
-    vector-matrix product ones @ rows, one BLAS call (see row_sum): NumPy's column sums of a (768, 128)
-    float32 array take 26 us on an Intel Xeon, the product 7 us. Other dtypes and devices, and fewer than
-    BLAS_SUM_FROM_ROWS rows, use `sum`.
-    """
-    if not _blas_sums(rows, rows.shape[0]):
-        return rows.sum(axis=0)
-    return np.ones(rows.shape[0], dtype=rows.dtype) @ rows
 
 
 def cuda_is_available() -> bool:

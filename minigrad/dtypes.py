@@ -8,7 +8,7 @@ an int32 array times the Python int 2 into int64). minigrad follows PyTorch (`to
 float32 model stays float32 and an int32 tensor times 2 stays int32. `result_type` is that rule, the one
 place the engine decides a binary op's dtype.
 
-Read next: tensor.py, whose operators call `result_type`.
+Read next: tensor/tensor.py, whose operators call `result_type`.
 """
 
 from __future__ import annotations

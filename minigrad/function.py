@@ -1,4 +1,4 @@
-"""Function: one differentiable op, the second of the engine's two classes (tensor.py has the first).
+"""Function: one differentiable op, the second of the engine's two classes (tensor/tensor.py has the first).
 
 A `Function` subclass is one op: its `forward` and `backward` work on raw backend arrays and stand side
 by side, so the math is read in one place. `apply` runs it on tensors and, when a gradient will be

@@ -1,8 +1,12 @@
 """`minigrad.functional` (imported as F): the neural-network functions, as in `torch.nn.functional`.
 
-Each is a thin, typed front for an op class in `minigrad/ops/`, where the math and its derivative are;
-the names, argument orders and defaults are PyTorch's. The losses are in losses.py and appear here too.
-Read next: losses.py, then factories.py (making tensors) and random.py.
+Each is a thin, typed front for an op class in `minigrad/ops/` or `minigrad/fused/`, where the math and its
+derivative are; the names, argument orders and defaults are PyTorch's. The losses come last (F.cross_entropy,
+F.nll_loss, F.mse_loss, F.binary_cross_entropy, F.binary_cross_entropy_with_logits): classes are on dim 1, as
+in PyTorch, so a GPT's logits (B, T, V) are passed as logits.reshape(-1, V) with targets.reshape(-1), as nanoGPT
+does; (B, T, V) with (B, T) targets raises an error that says so, rather than reading the wrong axis as the
+classes. `reduction` is "mean" (weighted by the class weights of the counted targets), "sum" or "none".
+Read next: factories.py (making tensors) and random.py.
 """
 
 from __future__ import annotations
@@ -13,17 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from minigrad import backend, random
+from minigrad import backend, fused, random
 from minigrad.autograd import is_grad_enabled, no_grad
 from minigrad.dtypes import result_type
-from minigrad.losses import (  # noqa: F401  (F.cross_entropy and the other losses)
-    binary_cross_entropy,
-    binary_cross_entropy_with_logits,
-    cross_entropy,
-    mse_loss,
-    nll_loss,
-)
-from minigrad.ops import activations, elementwise, linalg, nn, shape
+from minigrad.ops import activations, elementwise, linalg, shape
 from minigrad.tensor import ShapeError, Tensor, _raw
 
 
@@ -50,7 +47,7 @@ def _required_dim(op: str, dim: int | None, axis: int | None) -> int:
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """x * Phi(x), Phi the standard normal CDF: PyTorch's exact GELU (nanoGPT's); approximate="tanh" is
     GPT-2's tanh form x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))."""
-    return activations.gelu_op(approximate).apply(input)
+    return fused.gelu.gelu_op(approximate).apply(input)
 
 
 def relu(input: Tensor) -> Tensor:
@@ -113,7 +110,7 @@ def embedding(input: Any, weight: Tensor, padding_idx: int | None = None) -> Ten
         if not -weight.shape[0] <= padding_idx < weight.shape[0]:
             raise ValueError(f"embedding: padding_idx {padding_idx} is out of range for {weight.shape[0]} rows")
         padding_idx %= weight.shape[0]
-    return nn.Embedding.apply(weight, ids=ids, padding_idx=padding_idx)
+    return fused.embedding.Embedding.apply(weight, ids=ids, padding_idx=padding_idx)
 
 
 def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
@@ -131,7 +128,7 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Ten
                           *(t.reshape(-1) for t in (weight, bias) if t is not None), eps=eps)
         return flat.reshape(input.shape)
     inputs = [input] + [t for t in (weight, bias) if t is not None]
-    return nn.LayerNorm.apply(*inputs, eps=eps)
+    return fused.layer_norm.LayerNorm.apply(*inputs, eps=eps)
 
 
 def rms_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
@@ -157,7 +154,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
         return input
     keep = random.device_rng(input.device).random(input.shape, dtype=input.dtype) >= p
     # astype first: a bool mask times a Python float would be float64, whatever x's dtype.
-    return nn.Dropout.apply(input, keep=keep.astype(input.dtype) * (1 / (1 - p)))
+    return fused.dropout.Dropout.apply(input, keep=keep.astype(input.dtype) * (1 / (1 - p)))
 
 
 # Attention -----------------------------------------------------------------------------------------------------
@@ -182,8 +179,8 @@ def scaled_dot_product_attention(
         probs_shape = (*query.shape[:-1], key.shape[-2])  # (..., L, S)
         keep = (random.device_rng(query.device).random(probs_shape, dtype=query.dtype) >= dropout_p)
         keep = keep.astype(query.dtype) * (1 / (1 - dropout_p))
-    return nn.ScaledDotProductAttention.apply(query, key, value, is_causal=is_causal, mask=mask, scale=scale,
-                                              keep=keep)
+    return fused.attention.ScaledDotProductAttention.apply(query, key, value, is_causal=is_causal, mask=mask,
+                                                           scale=scale, keep=keep)
 
 
 def _attention_mask(query: Tensor, attn_mask: Any, is_causal: bool) -> Any:
@@ -211,7 +208,7 @@ def attention_probs(query: Tensor, key: Tensor, attn_mask: Any = None, is_causal
     mean what they mean for scaled_dot_product_attention."""
     mask = _attention_mask(query, attn_mask, is_causal)
     scale = scale if scale is not None else query.shape[-1] ** -0.5
-    return Tensor._make(nn.attention_scores(query.data, key.data, is_causal, mask, scale), False)
+    return Tensor._make(fused.attention.attention_scores(query.data, key.data, is_causal, mask, scale), False)
 
 
 # Tensors of classes and vectors --------------------------------------------------------------------------------
@@ -227,7 +224,7 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
         if ids.size == 0:
             raise RuntimeError("one_hot: cannot infer num_classes from an empty tensor; pass num_classes")
         num_classes = int(ids.max()) + 1
-    nn.check_ids("one_hot", "class id", ids, num_classes)
+    fused.embedding.check_ids("one_hot", "class id", ids, num_classes)
     xp = backend.get_array_module(ids)
     return Tensor._make((ids[..., None] == xp.arange(num_classes)).astype(np.int64), False)
 
@@ -279,6 +276,98 @@ def where(cond: Any, a: Any, b: Any) -> Tensor:
         a = a if isinstance(a, Tensor) else Tensor(a, device=device)  # two numbers: as mg.tensor makes them
         a, b = a._operands(b)
     return elementwise.Where.apply(a, b, cond=cond)
+
+
+# Losses --------------------------------------------------------------------------------------------------------
+REDUCTIONS = ("mean", "sum", "none")
+
+
+def _check_reduction(op: str, reduction: str) -> None:
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', not {reduction!r}")
+
+
+def _class_ids(op: str, target: Any, device: str) -> Any:
+    ids = _raw(target, device)
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"{op}: target must be integer class ids, not {ids.dtype} (class-probability targets "
+                        "are not supported)")
+    return ids
+
+
+def _class_weight(weight: Tensor | None, device: str) -> Any:
+    return None if weight is None else _raw(weight, device)
+
+
+def cross_entropy(input: Tensor, target: Any, weight: Tensor | None = None, *, ignore_index: int = -100,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    """Negative log-likelihood of integer `target` under softmax(`input`) over the classes (dim 1).
+
+    `weight` (C,) weighs each class; targets equal to `ignore_index` count for nothing; with `label_smoothing`
+    eps the target distribution is (1 - eps) on the target class plus eps / C on every class. A mean over no
+    counted target is nan, as in PyTorch. A target outside 0..C-1 raises IndexError naming it.
+    """
+    _check_reduction("cross_entropy", reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+    return fused.cross_entropy.CrossEntropy.apply(
+        input, targets=_class_ids("cross_entropy", target, input.device), weight=_class_weight(weight, input.device),
+        ignore_index=ignore_index, reduction=reduction, label_smoothing=label_smoothing)
+
+
+def nll_loss(input: Tensor, target: Any, weight: Tensor | None = None, *, ignore_index: int = -100,
+             reduction: str = "mean") -> Tensor:
+    """-input[target] for log-probabilities `input` (say, log_softmax's output), classes on dim 1;
+    `weight`, `ignore_index` and `reduction` as in cross_entropy (which is nll_loss of log_softmax)."""
+    _check_reduction("nll_loss", reduction)
+    return fused.cross_entropy.NLLLoss.apply(input, targets=_class_ids("nll_loss", target, input.device),
+                                weight=_class_weight(weight, input.device), ignore_index=ignore_index,
+                                reduction=reduction)
+
+
+def _reduce(op: str, loss: Tensor, reduction: str) -> Tensor:
+    _check_reduction(op, reduction)
+    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
+
+
+def mse_loss(input: Tensor, target: Any, *, reduction: str = "mean") -> Tensor:
+    """The mean (or sum) of the squared differences (input - target)**2, broadcast as PyTorch does."""
+    _check_reduction("mse_loss", reduction)
+    return _reduce("mse_loss", (input - target).square(), reduction)
+
+
+def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, *, reduction: str = "mean") -> Tensor:
+    """-(t log(p) + (1 - t) log(1 - p)) for probabilities p = `input` and targets t in [0, 1], each log
+    clamped at -100 as in PyTorch; `weight` multiplies each element's loss."""
+    _check_reduction("binary_cross_entropy", reduction)
+    target = _like_input(input, target)
+    if target.shape != input.shape:
+        raise ValueError(f"binary_cross_entropy: target {target.shape} must have the input's shape {input.shape}")
+    loss = fused.cross_entropy.BinaryCrossEntropy.apply(input, target)
+    return _reduce("binary_cross_entropy", loss if weight is None else loss * weight, reduction)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = None, *, reduction: str = "mean",
+                                     pos_weight: Any = None) -> Tensor:
+    """binary_cross_entropy(sigmoid(x), t), computed from the logits x without ever forming log(sigmoid(x)):
+
+    loss = (1 - t) x + softplus(-x) = softplus(x) - t x, which is stable for any x. `pos_weight` multiplies
+    the positive term: loss = (1 - t) x + (1 + (pos_weight - 1) t) softplus(-x), as in PyTorch.
+    """
+    _check_reduction("binary_cross_entropy_with_logits", reduction)
+    target = _like_input(input, target)
+    if target.shape != input.shape:
+        raise ValueError(f"binary_cross_entropy_with_logits: target {target.shape} must have the input's shape "
+                         f"{input.shape}")
+    softplus = activations.Softplus.apply(-input, beta=1.0, threshold=float("inf"))  # log(1 + exp(-x)), exact
+    positive = softplus if pos_weight is None else (1 + (pos_weight - 1) * target) * softplus
+    loss = (1 - target) * input + positive
+    return _reduce("binary_cross_entropy_with_logits", loss if weight is None else loss * weight, reduction)
+
+
+def _like_input(input: Tensor, target: Any) -> Tensor:
+    """The target as a tensor on the input's device; numbers and arrays take the input's dtype."""
+    return target if isinstance(target, Tensor) else Tensor(target, device=input.device, dtype=input.dtype)
 
 
 __all__ = [

@@ -16,7 +16,7 @@ op the engine calls `backward_on_tensors(ctx, gy, y)`, which takes one of three 
    - a float buffer named in the op's `constants` (Abs's `sign`, which is flat: its derivative is 0) stays as
      it is, and so do boolean and integer buffers (masks, indices), constants by nature.
    Any other float buffer is refused with an error that names it: taken for a constant, it would make the
-   second derivative silently wrong. The few `xp.` calls in a backward go to tensor_xp.py, NumPy's names on
+   second derivative silently wrong. The few `xp.` calls in a backward go to tensor/xp.py, NumPy's names on
    tensors (`get_array_module` of a Tensor returns it).
 2. **Linear ops with one input** (`is_linear = True`: sum, reshape, indexing, embedding, dropout, ...). Such an
    op computes y = A x for a fixed matrix A; its backward, gx = A^T gy, is linear in gy and does not involve x.
@@ -24,7 +24,7 @@ op the engine calls `backward_on_tensors(ctx, gy, y)`, which takes one of three 
    whose backward is A again: the op's own array forward. A third derivative flips it back, and so on.
 3. **Fused ops** (those with a `composed` method: the GELUs, layer norm, attention, cross-entropy, std, prod).
    Their backward is derived by hand and written in place, for speed, so it cannot run on tensors. Their
-   composed twin (reference.py) computes the same function from primitive ops: the engine runs it again on the
+   composed twin (fused/twins.py) computes the same function from primitive ops: the engine runs it again on the
    input tensors and differentiates it with `autograd.local_grads`, which records the graph.
 
 What has no derivative gets none: argmax, indices and comparisons give integer or bool tensors outside the

@@ -2,7 +2,7 @@
 `mg.sum(x, dim=1)` is `x.sum(dim=1)`, `mg.maximum(a, b)` is `a.maximum(b)`, and so on.
 
 Each is one line; the op, its arguments and its derivative are documented on the Tensor method
-(tensor.py) and in ops/. Read next: functional.py.
+(tensor/tensor.py) and in ops/. Read next: functional.py.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 import minigrad as mg
 import minigrad.functional as F
-from minigrad import ops
+from minigrad import fused, ops
 from minigrad.autograd import topological_order
 from minigrad.testing import strategies as S
 
@@ -264,7 +264,7 @@ def embedding(data):
 def dropout(data):  # the op itself, with a fixed mask: F.dropout draws a new one on every call
     x = data.draw(S.floats(shapes()))
     keep = data.draw(S.masks(x.shape)).astype(np.float64) * 2.0
-    return (lambda t: ops.nn.Dropout.apply(t, keep=mg.tensor(keep, device=t.device).data) ** 2), [x]
+    return (lambda t: fused.dropout.Dropout.apply(t, keep=mg.tensor(keep, device=t.device).data) ** 2), [x]
 
 
 def attention(data):
@@ -272,7 +272,7 @@ def attention(data):
     q, k, v, mask = data.draw(S.attention_inputs("plain" if kind == "dropout" else kind))
     if kind == "dropout":  # the op itself, with a fixed mask over the probabilities
         keep = data.draw(S.masks((*q.shape[:-1], k.shape[-2]))).astype(np.float64) * 2.0
-        return (lambda *qkv: ops.nn.ScaledDotProductAttention.apply(
+        return (lambda *qkv: fused.attention.ScaledDotProductAttention.apply(
             *qkv, is_causal=False, mask=None, scale=0.7, keep=mg.tensor(keep, device=qkv[0].device).data)), [q, k, v]
     return (lambda *qkv: F.scaled_dot_product_attention(*qkv, attn_mask=mask, is_causal=kind == "causal")), [q, k, v]
 
@@ -300,8 +300,9 @@ def binary_cross_entropy(data):
     return (lambda a, b: F.binary_cross_entropy(a, b, reduction="sum")), [p, t]
 
 
-E, A, R, SH, I, L, NN, LO = (ops.elementwise, ops.activations, ops.reduce, ops.shape, ops.indexing, ops.linalg,
-                             ops.nn, ops.losses)
+E, A, R, SH, I, L = ops.elementwise, ops.activations, ops.reduce, ops.shape, ops.indexing, ops.linalg
+SM, LN, GE, EM, DR, AT, LO = (fused.softmax, fused.layer_norm, fused.gelu, fused.embedding, fused.dropout,
+                              fused.attention, fused.cross_entropy)
 CASES = {
     E.Add: binary(lambda a, b: (a + b) * a), E.Sub: binary(lambda a, b: (a - b) * b), E.Mul: binary(operator.mul),
     E.Div: binary(operator.truediv, b_values=away_from(0, gap=0.3)), E.Neg: unary(lambda t: -t * t),
@@ -319,7 +320,7 @@ CASES = {
     A.LeakyReLU: unary(lambda t: F.leaky_relu(t, 0.2) * t, away_from(0)),
     A.ELU: unary(lambda t: F.elu(t, 1.5), away_from(0)), A.SiLU: unary(F.silu),
     A.Softplus: unary(lambda t: F.softplus(t, beta=2, threshold=1) + F.softplus(t), away_from(0.5)),
-    A.GELU: unary(F.gelu), A.GELUTanh: unary(lambda t: F.gelu(t, approximate="tanh")),
+    GE.GELU: unary(F.gelu), GE.GELUTanh: unary(lambda t: F.gelu(t, approximate="tanh")),
     R.Sum: reduction("sum"), R.Mean: reduction("mean"), R.Amax: reduction("amax", S.distinct_floats),
     R.TakeAlongDim: take_along_dim, R.Var: reduction("var", unbiased=True),
     R.Std: reduction("std", S.distinct_floats, unbiased=True), R.Prod: prod, R.CumSum: cumsum,
@@ -327,15 +328,15 @@ CASES = {
     SH.Reshape: reshape, SH.Permute: permute, SH.Expand: expand, SH.Repeat: repeat, SH.Flip: flip,
     SH.Tril: triangle("tril"), SH.Triu: triangle("triu"), SH.Concat: concat, SH.Stack: stack, SH.Clone: clone,
     SH.ToDevice: to_device, I.GetItem: get_item, I.Gather: gather, L.MatMul: matmul, L.Linear: linear,
-    NN.Softmax: softmax("softmax"), NN.LogSoftmax: softmax("log_softmax"), NN.LayerNorm: layer_norm,
-    NN.Embedding: embedding, NN.Dropout: dropout, NN.ScaledDotProductAttention: attention,
+    SM.Softmax: softmax("softmax"), SM.LogSoftmax: softmax("log_softmax"), LN.LayerNorm: layer_norm,
+    EM.Embedding: embedding, DR.Dropout: dropout, AT.ScaledDotProductAttention: attention,
     LO.CrossEntropy: cross_entropy, LO.NLLLoss: nll_loss, LO.BinaryCrossEntropy: binary_cross_entropy,
 }
 
 
 def op_classes():
-    """Every Function subclass defined in minigrad/ops/."""
-    return sorted({cls for module in vars(ops).values() if inspect.ismodule(module)
+    """Every Function subclass defined in minigrad/ops/ and minigrad/fused/."""
+    return sorted({cls for package in (ops, fused) for module in vars(package).values() if inspect.ismodule(module)
                    for cls in vars(module).values()
                    if inspect.isclass(cls) and issubclass(cls, mg.Function) and cls.__module__ == module.__name__},
                   key=lambda cls: cls.__qualname__)

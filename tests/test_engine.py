@@ -75,6 +75,21 @@ def test_a_second_backward_needs_retain_graph(device):
         loss.backward()  # the second call released them
 
 
+
+def test_grad_sums_the_seeds_of_an_output_given_twice(device):
+    """`mg.grad([y, y], x)` counts y twice, as torch.autograd.grad does: both seeds add up."""
+    torch = pytest.importorskip("torch")
+    x = mg.tensor([1.0, 2.0, 3.0], requires_grad=True, device=device)
+    y = x * x
+    seeds = [np.array([1.0, 10.0, 100.0]), np.array([2.0, 20.0, 200.0])]
+    (gx,) = mg.grad([y, y], x, grad_outputs=seeds, retain_graph=True)
+    xt = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    yt = xt * xt
+    (expected,) = torch.autograd.grad([yt, yt], xt, grad_outputs=[torch.tensor(g, dtype=torch.float32) for g in seeds])
+    np.testing.assert_allclose(gx.numpy(), expected.numpy())  # [6, 120, 1800]: a version keeping one seed fails
+    (gs,) = mg.grad([y.sum(), y.sum()], x)  # default seeds (ones), two distinct outputs
+    np.testing.assert_allclose(gs.numpy(), [4.0, 8.0, 12.0])
+
 # no_grad ---------------------------------------------------------------------------------------------------------
 def test_no_grad_records_no_graph():
     a = mg.tensor([1.0], requires_grad=True)

@@ -1,5 +1,5 @@
-"""Each fused op (minigrad/ops/: nn.py, losses.py, reduce.py's logsumexp, activations.py's GELUs) equals its composed
-twin (minigrad/reference.py), forward and backward.
+"""Each fused op (minigrad/fused/, and ops/reduce.py's logsumexp) equals its composed twin (minigrad/fused/twins.py),
+forward and backward.
 
 The fused op's backward is derived by hand; the twin's comes from the chain rule through primitive ops.
 Agreement in float64 shows the derivation is right (and gradcheck in test_ops_nn.py shows both are).
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import minigrad as mg
 import minigrad.functional as F
-from minigrad import reference
+from minigrad.fused import twins as reference
 from minigrad.testing import strategies as S
 
 

@@ -2,7 +2,7 @@
 scaled_dot_product_attention (activations: test_ops_activations.py; losses: test_ops_losses.py).
 
 Read next: test_ops_losses.py, then test_fused.py, which shows each fused op equals its composed twin in
-minigrad/reference.py.
+minigrad/fused/twins.py.
 """
 
 import numpy as np
@@ -203,7 +203,7 @@ def test_scaled_dot_product_attention(device, kind, data):
 def test_causal_attention_in_row_blocks(device, shape):
     """Past CAUSAL_ROW_BLOCK queries, causal self-attention runs block by block (a short last block, one
     exactly full): the values, finite-difference gradients and PyTorch's, as for every other kind."""
-    from minigrad.ops.nn import CAUSAL_ROW_BLOCK
+    from minigrad.fused.kernels.causal_rows import CAUSAL_ROW_BLOCK
 
     assert shape[-2] > CAUSAL_ROW_BLOCK
     q, k, v = np.random.default_rng(0).standard_normal((3, *shape))
@@ -214,9 +214,9 @@ def test_causal_attention_in_row_blocks(device, shape):
 
 @pytest.mark.parametrize("kind", ["plain", "boolean mask"])
 def test_attention_with_many_queries_takes_a_transposed_copy(device, kind):
-    """From COPY_TRANSPOSE_FROM_ROWS queries up, k^T and v^T are contiguous copies (nn.transposed_right), below
+    """From COPY_TRANSPOSE_FROM_ROWS queries up, k^T and v^T are contiguous copies (blas.transposed_right), below
     it views: both give the values, finite-difference gradients and PyTorch's."""
-    from minigrad.ops.nn import COPY_TRANSPOSE_FROM_ROWS
+    from minigrad.fused.kernels.blas import COPY_TRANSPOSE_FROM_ROWS
 
     rng = np.random.default_rng(1)
     for t_query in (COPY_TRANSPOSE_FROM_ROWS - 1, COPY_TRANSPOSE_FROM_ROWS + 2):
@@ -229,7 +229,7 @@ def test_attention_with_many_queries_takes_a_transposed_copy(device, kind):
 
 def test_causal_attention_in_row_blocks_drops_the_same_probabilities(device, monkeypatch):
     """With dropout, the blocks take their part of the one dropout mask: same outputs and gradients as whole."""
-    from minigrad.ops import nn as fused
+    from minigrad.fused.kernels import causal_rows
 
     def attention_and_grads():
         mg.manual_seed(3)
@@ -239,7 +239,7 @@ def test_causal_attention_in_row_blocks_drops_the_same_probabilities(device, mon
         return [t.numpy() for t in (y, q.grad, k.grad, v.grad)]
 
     in_blocks = attention_and_grads()
-    monkeypatch.setattr(fused, "CAUSAL_ROW_BLOCK", 64)  # one block: the whole (T, T) path
+    monkeypatch.setattr(causal_rows, "CAUSAL_ROW_BLOCK", 64)  # one block: the whole (T, T) path
     whole = attention_and_grads()
     for ours, reference in zip(in_blocks, whole):
         np.testing.assert_allclose(ours, reference, rtol=1e-12, atol=1e-14)

@@ -104,7 +104,7 @@ TABLE = [
     dict(lecture=3, problem="逐词传递又慢又丢信息", fix="同一批词通过三个矩阵变出 Q、K、V，两两匹配、一次算完",
          name="自注意力（QKV）", seen="03 §2", code=["minigpt.model:CausalSelfAttention"]),
     dict(lecture=3, problem="维度一大，分数太大，softmax 变成非 0 即 1", fix="分数除以 √d_k",
-         name="缩放点积注意力", seen="03 §3", code=["minigrad.ops.nn:ScaledDotProductAttention"]),
+         name="缩放点积注意力", seen="03 §3", code=["minigrad.fused.attention:ScaledDotProductAttention"]),
     # 第 4 讲：位置
     dict(lecture=4, problem="注意力不看顺序：“狗咬人”“人咬狗”得到同一组向量",
          fix="给每个位置一个信号，加到字向量上", name="位置编码", seen="04 §1",
@@ -129,7 +129,7 @@ TABLE = [
          name="自回归训练", seen="06 §2", code=["minigpt.model:GPT.forward", "minigpt.data:get_batch"]),
     dict(lecture=6, problem="整句并行训练会偷看后面的字", fix="把未来位置的分数设为 -∞",
          name="因果遮罩（mask）", seen="06 §3",
-         code=["minigrad.ops.nn:causal_bias", "minigpt.model:KVCache.causal_mask"]),
+         code=["minigrad.fused.attention:causal_bias", "minigpt.model:KVCache.causal_mask"]),
     dict(lecture=6, problem="不翻译，只续写，编码器和交叉注意力用不上", fix="只留带遮罩的自注意力 + MLP",
          name="GPT（decoder-only）", seen="06 §4", code=["minigpt:GPT", "minigpt.model:GPT.generate"]),
     dict(lecture=6, problem="总选最可能的字太死板，全凭概率又太乱", fix="抽样前先调整分布",

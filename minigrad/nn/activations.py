@@ -8,8 +8,8 @@ Read next: losses.py.
 from __future__ import annotations
 
 import minigrad.functional as F
+from minigrad.fused.gelu import gelu_op
 from minigrad.nn.module import Module
-from minigrad.ops.activations import gelu_op
 from minigrad.tensor import Tensor
 
 

@@ -1,9 +1,11 @@
-"""The ops, one class each, grouped by kind: elementwise, activations, reduce, shape, indexing, linalg, the fused
-neural-network ops (nn) and losses; special.py holds erf, which NumPy lacks.
+"""The primitive ops, one class each, grouped by kind: elementwise, activations, reduce, shape, indexing, linalg;
+special.py holds erf, which NumPy lacks. Each op's backward is the chain rule for one step.
 
+The hand-derived ops that stand for a whole function (softmax, the losses, layer norm, GELU, embedding, dropout,
+attention) are in ../fused/, beside their composed twins.
 Read elementwise.py first: its ops are the chain rule at its simplest.
 """
 
-from minigrad.ops import activations, elementwise, indexing, linalg, losses, nn, reduce, shape, special
+from minigrad.ops import activations, elementwise, indexing, linalg, reduce, shape, special
 
-__all__ = ["activations", "elementwise", "indexing", "linalg", "losses", "nn", "reduce", "shape", "special"]
+__all__ = ["activations", "elementwise", "indexing", "linalg", "reduce", "shape", "special"]

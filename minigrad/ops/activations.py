@@ -1,4 +1,4 @@
-"""Activation functions: tanh, sigmoid, relu, leaky_relu, elu, silu, softplus and the two GELUs.
+"""Activation functions: tanh, sigmoid, relu, leaky_relu, elu, silu and softplus (GELU: ../fused/gelu.py).
 
 Elementwise like the ops in elementwise.py, each with its derivative beside it. tanh and sigmoid turn
 integer input into float32, as PyTorch does; the others refuse integers, as PyTorch does, rather than
@@ -7,14 +7,11 @@ guess a dtype. Read next: reduce.py.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from minigrad.backend import get_array_module
 from minigrad.function import Function
-from minigrad.ops import special
 from minigrad.ops.elementwise import to_float
-from minigrad.threads import in_chunks
 
 
 def require_float(op: str, x: Any) -> Any:
@@ -134,97 +131,3 @@ class Softplus(Function):
 
     def recompute(self, x, *, y):
         return {"s": (x * self.beta).sigmoid()}  # for a backward on tensors (higher_order.py)
-
-
-class GELU(Function):
-    """The exact GELU: y = x Phi(x), Phi the standard normal's CDF, Phi(x) = (1 + erf(x / sqrt(2))) / 2;
-    dy/dx = Phi(x) + x phi(x), phi(x) = exp(-x**2 / 2) / sqrt(2 pi) its density.
-
-    PyTorch's `gelu(x)` (approximate="none") and nanoGPT's MLP. Forward computes the slope dy/dx beside y
-    (Phi and phi come out of one pass, special.normal_cdf_and_density) and keeps only the slope: backward is
-    then one product, gx = gy * dy/dx. A GPT runs this on every activation of its MLPs, so the work goes in
-    cache-sized blocks, and on very large arrays over the threads (threads.in_chunks). reference.gelu
-    composes it from erf.
-    """
-
-    def forward(self, x):
-        y, self.slope = in_chunks(gelu_and_slope, require_float("gelu", x))
-        return y
-
-    def backward(self, gy):
-        return gy * self.slope
-
-    def composed(self, x):
-        """The same function from primitive ops, whose graph gives double backward (higher_order.py)."""
-        from minigrad import reference  # (it imports the ops)
-
-        return reference.gelu(x)
-
-
-def gelu_and_slope(x: Any) -> tuple[Any, Any]:
-    """(x Phi(x), Phi(x) + x phi(x)): the exact GELU and its derivative, for a block of a float array."""
-    cdf, density = special.normal_cdf_and_density(x)
-    density *= x
-    density += cdf  # the slope
-    cdf *= x  # y
-    return cdf, density
-
-
-def gelu_op(approximate: str) -> type[Function]:
-    """The GELU op for F.gelu's `approximate`: "none" (exact, the default) or "tanh"."""
-    if approximate == "none":
-        return GELU
-    if approximate == "tanh":
-        return GELUTanh
-    raise ValueError(f"gelu: approximate must be 'none' or 'tanh', not {approximate!r}")
-
-
-GELU_C = math.sqrt(2 / math.pi)
-GELU_A = 0.044715
-
-
-class GELUTanh(Function):
-    """GPT-2's tanh approximation: y = x/2 (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x**3).
-
-    dy/dx = (1 + t)/2 + x/2 (1 - t**2) du/dx, with t = tanh(u), du/dx = sqrt(2/pi) (1 + 3 * 0.044715 x**2).
-    PyTorch's `gelu(x, approximate="tanh")`. Both directions are written in place, one line per factor, so
-    they make two arrays instead of ten (reference.gelu has the plain formula; tests/test_fused.py checks
-    that the two agree).
-    """
-
-    def forward(self, x):
-        xp = get_array_module(x)
-        self.x = require_float("gelu", x)
-        t = xp.multiply(x, x, out=xp.empty_like(x))  # (an array even for 0-d x, so tanh can write into it)
-        t *= GELU_A
-        t += 1
-        t *= x
-        t *= GELU_C  # u = C x (1 + A x**2)
-        self.t = xp.tanh(t, out=t)
-        y = t + 1
-        y *= x
-        y *= 0.5  # y = x/2 (1 + t)
-        return y
-
-    def backward(self, gy):
-        x, t = self.x, self.t
-        gx = x * x
-        gx *= 3 * GELU_A
-        gx += 1
-        gx *= GELU_C
-        gx *= x  # x du/dx
-        sech2 = t * t
-        sech2 *= -1
-        sech2 += 1  # 1 - t**2
-        gx *= sech2
-        gx += t
-        gx += 1
-        gx *= 0.5  # dy/dx = (1 + t + x (1 - t**2) du/dx) / 2
-        gx *= gy
-        return gx
-
-    def composed(self, x):
-        """The same function from primitive ops, whose graph gives double backward (higher_order.py)."""
-        from minigrad import reference  # (it imports the ops)
-
-        return reference.gelu_tanh(x)

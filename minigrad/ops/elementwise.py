@@ -324,7 +324,7 @@ class Cast(Function):
     """y = x converted to another float dtype;  gx = gy converted back to x's dtype.
 
     Only between floats: a cast to or from integers or bools passes no gradient, so Tensor.to makes a
-    constant for it instead of calling this op (tensor_convert.py).
+    constant for it instead of calling this op (tensor/convert.py).
     """
 
     dtype: Any

@@ -1,7 +1,7 @@
 """Indexing with PyTorch's rules: `x[index]` (GetItem) and `x.gather(dim, index)` (Gather).
 
 Both pick elements of x, and may pick one element twice (`x[[0, 0]]`): its gradient must then arrive
-twice, so both backwards scatter-add (`backend.scatter_add`, NumPy's `np.add.at`).
+twice, so both backwards scatter-add (`scatter_add`, NumPy's `np.add.at`).
 
 An index is read as PyTorch reads it. Ints, slices, None and `...` are "basic": they pick a regular grid
 and give a view. Integer tensors, lists, tuples and arrays, and bool masks are "advanced": they pick
@@ -26,6 +26,11 @@ from minigrad.function import Function
 from minigrad.tensor import Tensor
 
 
+def scatter_add(target: Any, index: Any, values: Any) -> None:
+    """target[index] += values, accumulating repeated indices (`np.add.at` semantics), in place."""
+    get_array_module(target).add.at(target, index, values)
+
+
 class GetItem(Function):
     """y = x[basic][advanced];  gx = zeros like x, with gy added where each element of y came from."""
 
@@ -45,7 +50,7 @@ class GetItem(Function):
             gx[self.basic] = gy  # basic indexing picks each element at most once
             return gx
         target = gx if self.basic is None else gx[self.basic]  # a view: adding into it adds into gx
-        backend.scatter_add(target, self.advanced, gy)  # an element picked twice collects both gradients
+        scatter_add(target, self.advanced, gy)  # an element picked twice collects both gradients
         return gx
 
 
@@ -69,7 +74,7 @@ class Gather(Function):
 
     def backward(self, gy):
         gx = get_array_module(gy).zeros(self.source_shape, dtype=self.dtype)
-        backend.scatter_add(gx, self.where, gy)
+        scatter_add(gx, self.where, gy)
         return gx
 
 
@@ -147,7 +152,7 @@ def index_array(value: Any, device: str, op: str) -> Any:
         array = value.data
     elif isinstance(value, (list, tuple)):
         array = np.asarray(value) if len(value) else np.zeros(0, dtype=np.int64)  # [] picks nothing
-    elif isinstance(value, np.ndarray) or _is_backend_array(value):
+    elif isinstance(value, np.ndarray) or _is_array_or_scalar(value):
         array = value
     else:
         raise IndexError(
@@ -168,7 +173,8 @@ def _dims_used(part: Any) -> int:
     return part.ndim if part.dtype.kind == "b" else 1
 
 
-def _is_backend_array(value: Any) -> bool:
+def _is_array_or_scalar(value: Any) -> bool:
+    """Whether `value` is a device's array or a NumPy scalar (tensor.py's `_is_backend_array` excludes scalars)."""
     try:
         backend.backend_of(value)
     except TypeError:

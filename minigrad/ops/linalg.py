@@ -3,14 +3,14 @@
 For y = a @ b on matrices, dL/da = dL/dy @ b.T and dL/db = a.T @ dL/dy: each input's gradient is the
 upstream gradient multiplied by the other input, transposed. Batched operands broadcast over the
 leading axes as in NumPy; 1-D operands are treated as a row (left) or a column (right) vector.
-Read next: nn.py.
+Read next: ../fused/ (the hand-derived ops).
 """
 
 from __future__ import annotations
 
-from minigrad import backend
 from minigrad.backend import get_array_module
 from minigrad.function import Function
+from minigrad.fused.kernels import blas
 from minigrad.tensor import ShapeError
 
 
@@ -74,7 +74,7 @@ class Linear(Function):
         gw = gy2d.T @ self.x2d if self.needs_input_grad[1] else None  # (out, in)
         if not self.has_bias:
             return gx, gw
-        return gx, gw, backend.column_sum(gy2d)
+        return gx, gw, blas.column_sum(gy2d)
 
     def recompute(self, x, w, b=None, *, y):
         return {"x2d": x.reshape(-1, x.shape[-1])}  # for a backward on tensors (higher_order.py)

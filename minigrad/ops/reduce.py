@@ -50,7 +50,8 @@ def accumulator(dtype: np.dtype) -> Any:
     return None if dtype.kind == "f" else np.int64
 
 
-def require_float(op: str, x: Any) -> None:
+def check_float_input(op: str, x: Any) -> None:
+    """RuntimeError for an integer array, as PyTorch's mean and var (activations.require_float: NotImplementedError)."""
     if x.dtype.kind != "f":
         raise RuntimeError(f"{op}: input dtype must be a floating point type, not {x.dtype}; "
                            "convert it first (or pass dtype=)")
@@ -80,7 +81,7 @@ class Mean(Function):
     is_linear = True
 
     def forward(self, x):
-        require_float("mean", x)
+        check_float_input("mean", x)
         self.shape = x.shape
         return x.mean(axis=self.axis, keepdims=self.keepdims)
 
@@ -161,7 +162,7 @@ class Var(Function):
     correction: float
 
     def forward(self, x):
-        require_float("var", x)
+        check_float_input("var", x)
         xp = get_array_module(x)
         n = reduced_count(x.shape, self.axis)
         self.centered = x - x.mean(axis=self.axis, keepdims=True)

@@ -3,7 +3,7 @@ triu, concat, stack, clone, and the copy to another device.
 
 Each backward moves the gradient back to where the element came from; where one element went to several
 places (expand, repeat), their gradients add up. The Tensor methods that call these ops, checking their
-arguments as PyTorch does, are in minigrad/tensor_shape.py.
+arguments as PyTorch does, are in minigrad/tensor/shape.py.
 Read next: indexing.py (x[index] and gather), then linalg.py.
 """
 

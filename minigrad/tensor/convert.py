@@ -1,24 +1,28 @@
 """Tensor's conversions, a base class of Tensor: to another dtype or device (`to`, `float()`, `long()`, ...),
 to Python values (`item()`, `float(t)`, `if loss < best:`, `for row in t:`), and to NumPy (`np.asarray(t)`).
-Each follows PyTorch, down to its error messages where they help.
+Each follows PyTorch, down to its error messages where they help. `seed_gradient`, at the end, converts
+the gradient given to `backward()` or `mg.grad` (None, a Tensor, an array) into the one backward starts from.
 
 Only a conversion between float dtypes passes a gradient (through the Cast op); one to or from an
 integer or bool dtype makes a constant, as in PyTorch. The ops import Tensor, and Tensor's class statement
 needs this module first, so the methods reach the ops through the package (`minigrad.ops`) when called.
 
-Read next: tensor_inplace.py.
+Read next: inplace.py.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 import minigrad
 from minigrad import backend
 from minigrad.dtypes import check_dtype
+
+if TYPE_CHECKING:
+    from minigrad.tensor.tensor import Tensor
 
 
 class ConversionMethods:
@@ -153,3 +157,32 @@ def _names_a_device(arg: Any) -> bool:
     except TypeError:
         return True
     return False
+
+
+def seed_gradient(y: Tensor, grad: Any, create_graph: bool, output: int | None = None) -> Any:
+    """The gradient that backward starts from at `y`: ones for a scalar, else `grad` (a Tensor or an array
+    shaped like y), as a backend array, or as a Tensor when the gradients record a graph of their own.
+
+    `output` is y's position among `mg.grad`'s outputs, for the error messages (None: `y.backward()`).
+    """
+    from minigrad.tensor.tensor import ShapeError, Tensor, _raw  # (tensor.py imports this module)
+
+    who, subject, arg = ("backward()", "this tensor", "grad") if output is None else \
+        ("grad", f"output {output}", f"grad_outputs[{output}]")
+    if not y.requires_grad:
+        why = (f"it is {y.dtype}, and integers and bools (argmax's indices, comparisons) have no gradient"
+               if y.dtype.kind != "f" else "it was made under no_grad(), or from tensors none of which requires grad "
+               "(a gradient that does not depend on its inputs, as relu's or a linear function's, is such a constant)")
+        raise RuntimeError(f"{who}: {subject} does not require grad: {why}")
+    if grad is None:
+        if y.data.size != 1:
+            raise RuntimeError(f"{who}: {arg} can be omitted only for a scalar output, not shape {y.shape}")
+        array = backend.get_array_module(y.data).ones_like(y.data)
+    else:
+        array = grad.data if create_graph and isinstance(grad, Tensor) else _raw(grad, y.device)
+        if array.shape != y.shape:
+            raise ShapeError(f"{who}: {arg} has shape {array.shape}, the tensor {y.shape}")
+        if create_graph and isinstance(grad, Tensor):  # it may have a graph of its own: keep it
+            return grad if grad.device == y.device and grad.dtype == y.dtype else grad.to(y.device, y.dtype)
+        array = array.astype(y.dtype, copy=False)
+    return Tensor._make(array, False) if create_graph else array

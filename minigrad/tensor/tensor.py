@@ -3,15 +3,16 @@
 A `Tensor` wraps a backend array (`.data`) and, when it was computed from tensors that require grad,
 remembers the `Function` that made it (`._ctx`; function.py). References only point from outputs to
 inputs, never back, so a graph is freed by reference counting alone, with no cycles for the garbage
-collector to find. Its operators and methods (`+`, `@`, `exp`, `sum`, `reshape`, ...) each call one op.
+collector to find. Its operators and methods (`+`, `@`, `exp`, `sum`, `reshape`, ...) each call one op; the
+ops import Tensor, so every method reaches them through the package (`minigrad.ops....`) when it is called.
 
-The class is written in five files, one job each; the other three hold its base classes:
+The class is written in five files of this package, one job each; the other four hold its base classes:
 - here: making a tensor, its attributes, backward, the operators (with PyTorch's type promotion from
   dtypes.py) and indexing;
-- tensor_math.py (`MathMethods`): the elementwise functions, the reductions and softmax;
-- tensor_convert.py (`ConversionMethods`): to another dtype or device, to Python values and to NumPy;
-- tensor_inplace.py (`InPlaceMethods`): in-place updates, `w -= lr * w.grad`, `zero_()`, ...;
-- tensor_shape.py (`ShapeMethods`): reshape, permute, transpose, squeeze, expand, split, gather, ...
+- math.py (`MathMethods`): the elementwise functions, the reductions and softmax;
+- convert.py (`ConversionMethods`): to another dtype or device, to Python values and to NumPy;
+- inplace.py (`InPlaceMethods`): in-place updates, `w -= lr * w.grad`, `zero_()`, ...;
+- shape.py (`ShapeMethods`): reshape, permute, transpose, squeeze, expand, split, gather, ...
 
 Read next: function.py (Function, one op), then autograd.py (the backward pass).
 """
@@ -22,12 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+import minigrad
 from minigrad import autograd, backend
 from minigrad.dtypes import DEFAULT_FLOAT, FLOAT_DTYPES, check_dtype, is_number, result_type
-from minigrad.tensor_convert import ConversionMethods
-from minigrad.tensor_inplace import InPlaceMethods
-from minigrad.tensor_math import MathMethods
-from minigrad.tensor_shape import ShapeMethods
+from minigrad.tensor.convert import ConversionMethods, seed_gradient
+from minigrad.tensor.inplace import InPlaceMethods
+from minigrad.tensor.math import MathMethods
+from minigrad.tensor.shape import ShapeMethods
 
 if TYPE_CHECKING:
     from minigrad.function import Function
@@ -46,7 +48,7 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods):
     become float32 unless `dtype` says otherwise; integers and bools keep their dtype.
     """
 
-    # _version counts in-place updates (tensor_inplace.py), so that backward can refuse a changed input.
+    # _version counts in-place updates (inplace.py), so that backward can refuse a changed input.
     __slots__ = ("data", "grad", "requires_grad", "_ctx", "_retains_grad", "_version", "name", "__weakref__")
     __array_priority__ = 1000  # so that `numpy_array + tensor` calls Tensor.__radd__
 
@@ -162,7 +164,7 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods):
 
     def clone(self) -> Tensor:
         """A copy in its own memory; differentiable (the gradient passes through unchanged)."""
-        return ops.shape.Clone.apply(self)
+        return minigrad.ops.shape.Clone.apply(self)
 
     def contiguous(self) -> Tensor:
         """The tensor itself: no op here depends on the memory layout, so there is nothing to do."""
@@ -198,7 +200,7 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods):
         differentiated again (higher_order.py); `retain_graph` then defaults to True, as in PyTorch.
         `mg.grad` returns gradients instead of accumulating them.
         """
-        seed = autograd.seed_gradient(self, grad, create_graph)
+        seed = seed_gradient(self, grad, create_graph)
         autograd.backward(self, seed, create_graph if retain_graph is None else retain_graph, create_graph=create_graph)
 
     def _accumulate_grad(self, gx: Any, owned: bool) -> None:
@@ -237,105 +239,60 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods):
         return self._cast(dtype), other._cast(dtype)
 
     def __add__(self, other: Any) -> Tensor:
-        return ops.elementwise.Add.apply(*self._operands(other))
+        return minigrad.ops.elementwise.Add.apply(*self._operands(other))
 
     def __radd__(self, other: Any) -> Tensor:
         x, y = self._operands(other)
-        return ops.elementwise.Add.apply(y, x)
+        return minigrad.ops.elementwise.Add.apply(y, x)
 
     def __sub__(self, other: Any) -> Tensor:
-        return ops.elementwise.Sub.apply(*self._operands(other))
+        return minigrad.ops.elementwise.Sub.apply(*self._operands(other))
 
     def __rsub__(self, other: Any) -> Tensor:
         x, y = self._operands(other)
-        return ops.elementwise.Sub.apply(y, x)
+        return minigrad.ops.elementwise.Sub.apply(y, x)
 
     def __mul__(self, other: Any) -> Tensor:
-        return ops.elementwise.Mul.apply(*self._operands(other))
+        return minigrad.ops.elementwise.Mul.apply(*self._operands(other))
 
     def __rmul__(self, other: Any) -> Tensor:
         x, y = self._operands(other)
-        return ops.elementwise.Mul.apply(y, x)
+        return minigrad.ops.elementwise.Mul.apply(y, x)
 
     def __truediv__(self, other: Any) -> Tensor:
-        return ops.elementwise.Div.apply(*_true_division(*self._operands(other)))
+        return minigrad.ops.elementwise.Div.apply(*_true_division(*self._operands(other)))
 
     def __rtruediv__(self, other: Any) -> Tensor:
         x, y = self._operands(other)
-        return ops.elementwise.Div.apply(*_true_division(y, x))
+        return minigrad.ops.elementwise.Div.apply(*_true_division(y, x))
 
     def __pow__(self, exponent: Any) -> Tensor:
         if isinstance(exponent, (int, float)):  # in PyTorch's result dtype: a boolean ** 2 is int64
             x = self if self.dtype.kind == "f" else self._cast(result_type(self, exponent))
-            return ops.elementwise.PowScalar.apply(x, exponent=exponent)
-        return ops.elementwise.Pow.apply(*self._operands(exponent))
+            return minigrad.ops.elementwise.PowScalar.apply(x, exponent=exponent)
+        return minigrad.ops.elementwise.Pow.apply(*self._operands(exponent))
 
     def __rpow__(self, base: Any) -> Tensor:
         x, y = self._operands(base)
-        return ops.elementwise.Pow.apply(y, x)
+        return minigrad.ops.elementwise.Pow.apply(y, x)
 
     def __matmul__(self, other: Any) -> Tensor:
-        return ops.linalg.MatMul.apply(*_matmul_operands(self, other))
+        return minigrad.ops.linalg.MatMul.apply(*_matmul_operands(self, other))
 
     def __rmatmul__(self, other: Any) -> Tensor:
         x, y = _matmul_operands(self, other)
-        return ops.linalg.MatMul.apply(y, x)
+        return minigrad.ops.linalg.MatMul.apply(y, x)
 
     def __neg__(self) -> Tensor:
-        return ops.elementwise.Neg.apply(self)
+        return minigrad.ops.elementwise.Neg.apply(self)
 
-    # Comparisons: not differentiable, they return boolean tensors.
-    def _compare(self, other: Any, name: str) -> Tensor:
-        if isinstance(other, Tensor) and type(other.data) is not type(self.data):
-            raise RuntimeError(f"{name}: inputs are on different devices ({self.device}, {other.device})")
-        x, y = self._operands(other)
-        xp = backend.get_array_module(self.data)
-        return Tensor._make(getattr(xp, name)(x.data, y.data), False)
-
-    def __lt__(self, other: Any) -> Tensor:
-        return self._compare(other, "less")
-
-    def __le__(self, other: Any) -> Tensor:
-        return self._compare(other, "less_equal")
-
-    def __gt__(self, other: Any) -> Tensor:
-        return self._compare(other, "greater")
-
-    def __ge__(self, other: Any) -> Tensor:
-        return self._compare(other, "greater_equal")
-
-    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return self._compare(other, "equal")
-
-    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return self._compare(other, "not_equal")
-
-    __hash__ = object.__hash__  # tensors are hashed by identity, as in PyTorch
-
-    # Logical operators on bool tensors (bitwise on integers), as in PyTorch: masks such as (x > 0) & (x < 1).
-    def __and__(self, other: Any) -> Tensor:
-        return self._bitwise(other, "bitwise_and")
-
-    def __or__(self, other: Any) -> Tensor:
-        return self._bitwise(other, "bitwise_or")
-
-    __rand__, __ror__ = __and__, __or__
-
-    def __invert__(self) -> Tensor:
-        return self._bitwise(None, "invert")
-
-    def _bitwise(self, other: Any, name: str) -> Tensor:
-        if self.dtype.kind == "f" or isinstance(other, float) or getattr(other, "dtype", self.dtype).kind == "f":
-            raise TypeError(f"{name}: only bool and integer tensors have it, not float (compare first: x > 0)")
-        if other is None:
-            return Tensor._make(backend.get_array_module(self.data).invert(self.data), False)
-        return self._compare(other, name)
+    # Comparisons (<, ==, ...) and logical operators (&, |, ~), which return boolean tensors: math.py.
 
     def __getitem__(self, index: Any) -> Tensor:
         """x[index] with PyTorch's rules (ops/indexing.py): ints, slices, None, ..., integer tensors,
         lists and arrays, bool masks. An element picked twice gets both gradients."""
-        basic, advanced = ops.indexing.split_index(index, self.device)
-        return ops.indexing.GetItem.apply(self, basic=basic, advanced=advanced)
+        basic, advanced = minigrad.ops.indexing.split_index(index, self.device)
+        return minigrad.ops.indexing.GetItem.apply(self, basic=basic, advanced=advanced)
 
     def masked_fill(self, mask: Any, value: Any) -> Tensor:
         """Where `mask` is True, `value` (a number, e.g. -inf for attention, or a 0-d tensor); elsewhere this tensor."""
@@ -344,9 +301,9 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods):
             if value.ndim != 0:
                 raise RuntimeError(f"masked_fill: value must be a number or a 0-d tensor, not shape {value.shape}")
             if value.requires_grad:  # PyTorch differentiates the value too: where(mask, value, x) does
-                return ops.elementwise.Where.apply(value._cast(self.dtype), self, cond=mask)
+                return minigrad.ops.elementwise.Where.apply(value._cast(self.dtype), self, cond=mask)
             value = value.item()  # one scalar read, as for any number
-        return ops.elementwise.MaskedFill.apply(self, mask=mask, value=value)
+        return minigrad.ops.elementwise.MaskedFill.apply(self, mask=mask, value=value)
 
 
 def _sequence_operand(other: list | tuple) -> str:
@@ -388,7 +345,3 @@ def _raw(value: Any, device: str) -> Any:
     if _is_backend_array(value):
         return backend.to_device(value, device)
     return backend.to_device(np.asarray(value), device)
-
-
-# The ops import Tensor (above) from this module; Tensor's methods call them.
-from minigrad import ops  # noqa: E402

@@ -10,7 +10,7 @@ records an in-place op there; minigrad records none, so it says so instead). Eac
 the tensor's `_version`, and backward refuses an input that changed after an op recorded it, as
 PyTorch does: that op's gradient would be wrong.
 
-Read next: tensor_shape.py.
+Read next: shape.py.
 """
 
 from __future__ import annotations

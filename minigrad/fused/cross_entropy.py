@@ -5,7 +5,7 @@ image's pixels, say); targets are then (N,), (), or (N, d1, d2, ...). `class_row
 (N, C) rows and (N,) targets, and `restore_layout` puts a gradient back. Each row's loss carries a weight
 (the class weight of its target, 0 for an ignored row); "mean" divides the sum of the losses by the sum of
 those weights, "sum" does not, "none" returns one loss per target. minigrad/functional.py exposes these.
-Read next: ../functional.py.
+Read next: layer_norm.py.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from typing import Any
 
 from minigrad.backend import get_array_module
 from minigrad.function import Function
-from minigrad.ops.nn import check_ids, stable_log_softmax
+from minigrad.fused.embedding import check_ids
+from minigrad.fused.softmax import stable_log_softmax
 from minigrad.tensor import ShapeError, Tensor
 
 
@@ -110,10 +111,10 @@ class CrossEntropy(Function):
 
     def composed(self, logits):
         """The same loss from primitive ops, whose graph gives double backward (higher_order.py)."""
-        from minigrad import reference  # (it imports the ops)
+        from minigrad.fused import twins  # (it imports the ops)
 
         weight = None if self.cast_weight is None else Tensor._make(self.cast_weight, False)
-        return reference.cross_entropy(logits, self.targets, weight, self.ignore_index, self.reduction,
+        return twins.cross_entropy(logits, self.targets, weight, self.ignore_index, self.reduction,
                                        self.label_smoothing)
 
 

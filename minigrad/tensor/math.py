@@ -1,9 +1,10 @@
 """Tensor's math methods, a base class of Tensor: elementwise functions (exp, log, tanh, clamp, ...), reductions
-(sum, mean, max, var, logsumexp, ...) and softmax, each a thin front for one op in ops/.
+(sum, mean, max, var, logsumexp, ...) and softmax, each a thin front for one op in ops/ or fused/; and the
+comparisons (<, ==, ...) and logical operators (&, |, ~), which are not differentiable and return bool tensors.
 
 The reductions take PyTorch's `dim` (an int, a sequence, or None for every axis) and `keepdim`, and NumPy's
 `axis` and `keepdims` as aliases; `_axes` below turns any of them into the sorted tuple of axes the ops take.
-As in tensor_shape.py, the ops import Tensor, so these methods reach them through the package
+As in shape.py, the ops import Tensor, so these methods reach them through the package
 (`minigrad.ops.reduce`) when they are called.
 Read next: ops/elementwise.py, then ops/reduce.py.
 """
@@ -80,7 +81,7 @@ class MathMethods:
 
     def gelu(self, approximate: str = "none") -> Tensor:
         """F.gelu: the exact GELU x * Phi(x) by default, approximate="tanh" for GPT-2's form."""
-        return minigrad.ops.activations.gelu_op(approximate).apply(self)
+        return minigrad.fused.gelu.gelu_op(approximate).apply(self)
 
     def maximum(self, other: Any) -> Tensor:
         """The larger of the two, elementwise (a tie gives each half the gradient)."""
@@ -237,11 +238,11 @@ class MathMethods:
 
     def softmax(self, dim: int | None = None, dtype: Any = None, *, axis: int | None = None) -> Tensor:
         """exp(x) / sum(exp(x)) along `dim` (the last by default)."""
-        return self._along(minigrad.ops.nn.Softmax, "softmax", dim, dtype, axis)
+        return self._along(minigrad.fused.softmax.Softmax, "softmax", dim, dtype, axis)
 
     def log_softmax(self, dim: int | None = None, dtype: Any = None, *, axis: int | None = None) -> Tensor:
         """log(softmax(x)) along `dim` (the last by default), computed as x - logsumexp(x)."""
-        return self._along(minigrad.ops.nn.LogSoftmax, "log_softmax", dim, dtype, axis)
+        return self._along(minigrad.fused.softmax.LogSoftmax, "log_softmax", dim, dtype, axis)
 
     def _along(self, op_class: Any, op: str, dim: int | None, dtype: Any, axis: int | None) -> Tensor:
         dim, _ = _dim_alias(op, dim, False, axis, None)
@@ -253,6 +254,53 @@ class MathMethods:
     def _as(self, dtype: Any) -> Tensor:
         """This tensor converted to `dtype` first (the `dtype=` of sum, mean, softmax, ...), or itself."""
         return self if dtype is None else self.astype(dtype)
+
+    # Comparisons: not differentiable, they return boolean tensors.
+    def _compare(self, other: Any, name: str) -> Tensor:
+        if isinstance(other, minigrad.Tensor) and type(other.data) is not type(self.data):
+            raise RuntimeError(f"{name}: inputs are on different devices ({self.device}, {other.device})")
+        x, y = self._operands(other)
+        xp = backend.get_array_module(self.data)
+        return minigrad.Tensor._make(getattr(xp, name)(x.data, y.data), False)
+
+    def __lt__(self, other: Any) -> Tensor:
+        return self._compare(other, "less")
+
+    def __le__(self, other: Any) -> Tensor:
+        return self._compare(other, "less_equal")
+
+    def __gt__(self, other: Any) -> Tensor:
+        return self._compare(other, "greater")
+
+    def __ge__(self, other: Any) -> Tensor:
+        return self._compare(other, "greater_equal")
+
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return self._compare(other, "equal")
+
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return self._compare(other, "not_equal")
+
+    __hash__ = object.__hash__  # tensors are hashed by identity, as in PyTorch
+
+    # Logical operators on bool tensors (bitwise on integers), as in PyTorch: masks such as (x > 0) & (x < 1).
+    def __and__(self, other: Any) -> Tensor:
+        return self._bitwise(other, "bitwise_and")
+
+    def __or__(self, other: Any) -> Tensor:
+        return self._bitwise(other, "bitwise_or")
+
+    __rand__, __ror__ = __and__, __or__
+
+    def __invert__(self) -> Tensor:
+        return self._bitwise(None, "invert")
+
+    def _bitwise(self, other: Any, name: str) -> Tensor:
+        if self.dtype.kind == "f" or isinstance(other, float) or getattr(other, "dtype", self.dtype).kind == "f":
+            raise TypeError(f"{name}: only bool and integer tensors have it, not float (compare first: x > 0)")
+        if other is None:
+            return minigrad.Tensor._make(backend.get_array_module(self.data).invert(self.data), False)
+        return self._compare(other, name)
 
 
 def _axes(axis: Any, ndim: int, op: str = "reduce") -> tuple[int, ...] | None:

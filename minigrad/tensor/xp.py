@@ -69,6 +69,6 @@ def split(x: Tensor, boundaries: list[int], axis: int) -> list[Tensor]:
 
 def __getattr__(name: str) -> Any:
     raise AttributeError(
-        f"xp.{name} has no tensor version (minigrad/tensor_xp.py), so an op whose backward calls it cannot run its "
+        f"xp.{name} has no tensor version (minigrad/tensor/xp.py), so an op whose backward calls it cannot run its "
         "backward on tensors for create_graph=True: add it there, or give the op a composed twin (higher_order.py)"
     )

@@ -1,14 +1,16 @@
-"""The fused ops, composed from primitive Tensor ops: slow, readable twins for learners.
+"""The fused ops' twins: each composed from primitive Tensor ops, slow and readable.
 
-`minigrad/ops/` gives softmax, log_softmax, logsumexp, cross_entropy, nll_loss, binary_cross_entropy,
-layer_norm, attention, embedding and both GELUs each a hand-derived backward. Here each is written the
-way one first writes it on paper, with nothing but `+ - * / exp log sqrt tanh erf max sum mean @` and
-indexing, so autograd derives the backward by the chain rule through a dozen small nodes.
-tests/test_fused.py shows that both give the same values and the same gradients. Read a function here,
-then its fused twin, and the derivation in the twin's docstring is the sum of the chain rule steps here.
+The fused ops beside this file (softmax.py, cross_entropy.py, layer_norm.py, gelu.py, embedding.py, attention.py) and
+ops/reduce.py's logsumexp each have a hand-derived backward. Here each is written the way one first writes it
+on paper, with nothing but `+ - * / exp log sqrt tanh erf max sum mean @` and indexing, so autograd derives
+the backward by the chain rule through a dozen small nodes. tests/test_fused.py shows that both give the
+same values and the same gradients. Read a function here, then its fused twin, and the derivation in the
+twin's docstring is the sum of the chain rule steps here.
 
-Nothing in minigrad calls this module: the fused ops are faster, keep fewer buffers alive, and cannot
-overflow where these might (see log_softmax).
+Training never calls this module: the fused ops are faster, keep fewer buffers alive, and cannot overflow where
+these might (see log_softmax). Double backward does: the `composed` method of the GELUs, layer norm, attention
+and cross-entropy calls its twin here, and higher_order.py differentiates that graph.
+Read next: kernels/ (the faster implementations).
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from typing import Any
 
 import numpy as np
 
+from minigrad.backend import get_array_module
 from minigrad.factories import arange, tensor
-from minigrad.functional import where
-from minigrad.tensor import Tensor
+from minigrad.fused.attention import causal_bias
+from minigrad.tensor import Tensor, _raw
 
 
 def softmax(x: Tensor, dim: int = -1) -> Tensor:
@@ -113,17 +116,25 @@ def gelu_tanh(x: Tensor) -> Tensor:
     return 0.5 * x * (1 + (math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)).tanh())
 
 
-def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Any = None,
-                                 is_causal: bool = False) -> Tensor:
-    """softmax(q k^T / sqrt(d) + mask) v; masked scores are -inf (boolean mask: True = may attend)."""
-    t_q, t_k = q.shape[-2], k.shape[-2]
-    scores = (q @ k.swapaxes(-1, -2)) / math.sqrt(q.shape[-1])  # (..., T_q, T_k)
+def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Any = None, is_causal: bool = False,
+                                 scale: float | None = None, keep: Any = None) -> Tensor:
+    """softmax(q k^T * scale + mask) v, scale = 1 / sqrt(d) by default; masked scores are -inf (a boolean mask:
+    True = may attend), and a query masked from every key gets probabilities 0, as in PyTorch. `keep` is a
+    dropout mask over the probabilities, already divided by (1 - p) (the fused op's)."""
+    xp = get_array_module(q.data)
+    mask = None if attn_mask is None else _raw(attn_mask, q.device)
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    scores = (q @ k.swapaxes(-1, -2)) * scale  # (..., T_q, T_k)
     if is_causal:  # query i sees keys 0..i: the lower triangle, from the top-left corner (as PyTorch)
-        scores = where(np.tri(t_q, t_k, dtype=bool), scores, -math.inf)
-    if attn_mask is not None:
-        is_boolean = (attn_mask.dtype if hasattr(attn_mask, "dtype") else np.asarray(attn_mask).dtype) == np.bool_
-        scores = where(attn_mask, scores, -math.inf) if is_boolean else scores + attn_mask
-    return softmax(scores, dim=-1) @ v
+        scores = scores + causal_bias(xp, q.shape[-2], k.shape[-2], scores.dtype)
+    if mask is not None and mask.dtype == bool:
+        scores = scores.masked_fill(xp.broadcast_to(~mask, scores.shape), -math.inf)
+    elif mask is not None:
+        scores = scores + mask.astype(scores.dtype)
+    hidden = xp.isneginf(scores.data).all(axis=-1, keepdims=True)  # a query masked from every key: p = 0
+    p = softmax(scores.masked_fill(xp.broadcast_to(hidden, scores.shape), 0.0), -1)
+    p = p.masked_fill(xp.broadcast_to(hidden, p.shape), 0.0)
+    return (p if keep is None else p * keep) @ v
 
 
 def embedding(ids: Any, weight: Tensor) -> Tensor:

@@ -1,0 +1,103 @@
+"""Scaled dot-product attention, fused: the formula, in readable NumPy, forward and backward.
+
+Attention is written three times, each with one job:
+- here, the formula: the whole (T_q, T_k) matrix of scores, softmaxed, times v, and its hand-derived backward;
+- kernels/causal_rows.py, the kernel: the same formulas for causal self-attention in blocks of query rows,
+  skipping the masked tiles (the op chooses it for a GPT's shapes);
+- twins.scaled_dot_product_attention, the twin: the same function composed from primitive ops, which
+  tests/test_fused.py holds this op to, and which double backward differentiates (higher_order.py).
+Read next: kernels/causal_rows.py, then twins.py.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+from minigrad.backend import get_array_module
+from minigrad.function import Function
+from minigrad.fused.kernels import causal_rows
+from minigrad.fused.kernels.blas import row_sum, transposed_right
+from minigrad.fused.softmax import stable_softmax
+from minigrad.tensor import ShapeError
+
+
+@functools.lru_cache(maxsize=32)
+def causal_bias(xp: Any, t_query: int, t_key: int, dtype: Any) -> Any:
+    """0 where query i may see key j (j <= i), -inf elsewhere: added to the scores, it masks them.
+
+    PyTorch's `is_causal` alignment: the lower triangle of a (T_q, T_k) matrix, from its top-left corner.
+    (A KV cache, whose queries are the last positions of the keys, passes its own mask instead.)
+    Cached per shape: the same few (T_q, T_k) come back every step.
+    """
+    return xp.where(xp.tri(t_query, t_key, dtype=bool), 0.0, -xp.inf).astype(dtype)
+
+
+def attention_scores(q: Any, k: Any, is_causal: bool, mask: Any, scale: float) -> Any:
+    """Masked, scaled scores q k^T * scale, softmaxed over the keys: the attention probabilities.
+
+    A query masked from every key gets probabilities 0 (an output of 0), as in PyTorch, not nan.
+    """
+    xp = get_array_module(q)
+    scores = q @ transposed_right(k, q.shape[-2])  # (..., T_q, T_k): a new array, so the steps below work in place
+    scores *= scale
+    if is_causal:
+        scores += causal_bias(xp, q.shape[-2], k.shape[-2], scores.dtype)
+    if mask is not None:
+        # An additive mask takes the scores' dtype, so a float64 mask never promotes float32 attention.
+        scores = xp.where(mask, scores, -xp.inf) if mask.dtype == bool else scores + mask.astype(scores.dtype)
+    return stable_softmax(scores, axis=-1, overwrite=True, safe=mask is not None)
+
+
+class ScaledDotProductAttention(Function):
+    """y = P' v with P = softmax(S), S = q k^T / sqrt(d) + mask (masked entries -inf), P' = P * keep.
+
+    keep is the dropout mask divided by (1 - p), or 1 without dropout. gv = P'^T gy;  gP' = gy v^T;
+    gP = gP' * keep;  gS = P * (gP - rowsum(gP * P));  gq = gS k / sqrt(d);  gk = gS^T q / sqrt(d).
+    rowsum(gP * P)_i = sum_j (gy_i . v_j) P'_ij = gy_i . y_i, so it is computed from gy and y, (T, d) arrays,
+    instead of from two (T, T) ones (the trick FlashAttention uses).
+    """
+
+    is_causal: bool
+    mask: Any
+    scale: float | None
+    keep: Any  # None, or the dropout mask over the probabilities, already divided by (1 - p)
+
+    def forward(self, q, k, v):
+        if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+            raise ShapeError(f"scaled_dot_product_attention: q {q.shape}, k {k.shape}, v {v.shape}")
+        scale = self.scale if self.scale is not None else 1 / math.sqrt(q.shape[-1])
+        self.q, self.k, self.v, self.used_scale = q, k, v, scale
+        # Causal self-attention (a GPT's) in blocks of query rows, each against only the keys it may see.
+        self.row_blocks = causal_rows.causal_row_blocks(q, k, v) if self.is_causal and self.mask is None else None
+        if self.row_blocks is not None:
+            return causal_rows.forward(self, causal_bias)
+        self.p = attention_scores(q, k, self.is_causal, self.mask, scale)  # (..., T_q, T_k)
+        dropped = self.p if self.keep is None else self.p * self.keep
+        self.dropped = dropped
+        self.y = dropped @ v  # (..., T_q, d)
+        return self.y
+
+    def backward(self, gy):
+        if self.row_blocks is not None:
+            return causal_rows.backward(self, gy)
+        xp = get_array_module(gy)
+        gv = xp.swapaxes(self.dropped, -1, -2) @ gy
+        gs = gy @ transposed_right(self.v, gy.shape[-2])  # gP', a new array that becomes gS in place
+        if self.keep is not None:
+            gs *= self.keep
+        gs -= row_sum(gy * self.y)
+        gs *= self.p
+        gq = gs @ self.k
+        gq *= self.used_scale  # the scale is applied to the (T, d) products, not to the (T, T) gS
+        gk = xp.swapaxes(gs, -1, -2) @ self.q
+        gk *= self.used_scale
+        return gq, gk, gv
+
+    def composed(self, q, k, v):
+        """The same attention from primitive ops (the twin), whose graph gives double backward (higher_order.py)."""
+        from minigrad.fused import twins  # (it imports the ops)
+
+        return twins.scaled_dot_product_attention(q, k, v, attn_mask=self.mask, is_causal=self.is_causal,
+                                                  scale=self.used_scale, keep=self.keep)

@@ -1,0 +1,24 @@
+"""Kernels: second implementations of a fused op's array steps, faster on some machine, never a new meaning.
+
+A fused op (../softmax.py, ../attention.py, ...) is specified by its readable NumPy forward and backward, and
+that code is what a learner reads. A kernel is another implementation of the same op, or of one of its steps:
+it takes the same arrays and returns what the NumPy reference returns (the same values, up to the order in
+which floating-point sums are added). The rules for a kernel here:
+
+- **One reference, kernels behind it.** The op's NumPy code stays the specification; a kernel is selected
+  beside it, never instead of it, and falls back to it where it does not apply (another dtype, another
+  device, a shape it was not written for).
+- **Selected once per process.** Which implementation runs is decided when the kernel's module is imported
+  (is the compiler there? is this the CPU?), not per call, so a run never mixes implementations and a
+  profile reads the same from step to step.
+- **Tested equal to the reference.** Each kernel has a test that runs the op both ways on the same inputs,
+  forward and backward, and asserts they agree (tests/test_ops_nn.py does so for the causal row blocks,
+  tests/test_backend.py for the BLAS sums).
+
+The kernels today:
+- blas.py: row and column sums and transposed copies that hand NumPy's loops to one BLAS call
+  (layer norm, softmax, attention, and the bias gradient of a linear layer use them);
+- causal_rows.py: causal self-attention in blocks of query rows, skipping the masked tiles.
+Compiled CPU kernels go in their own modules here, each behind the op it implements.
+Read next: blas.py, then causal_rows.py.
+"""

@@ -1,0 +1,63 @@
+"""LayerNorm, fused: normalise each row over its last axis, then scale and shift; the backward derived by hand.
+
+The twin (twins.layer_norm) is six primitive ops; this op keeps one normalised array for backward and computes
+the row means with BLAS (kernels/blas.py).
+Read next: gelu.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad.backend import get_array_module
+from minigrad.function import Function
+from minigrad.fused.kernels import blas
+
+
+class LayerNorm(Function):
+    """y = xhat * w + b,  xhat = (x - mean) / sqrt(var + eps), over the last axis.
+
+    gxhat = gy * w;  gx = (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat)) / sqrt(var + eps);
+    gw = sum(gy * xhat), gb = sum(gy) over every axis but the last.
+    float16 input is normalised in float32, as PyTorch does: its variance easily overflows float16's 65504
+    (a spread of 256 is enough), and 1 / sqrt(inf) would silently turn the whole row into zeros.
+    """
+
+    eps: float
+
+    def forward(self, x, weight=None, bias=None):
+        xp = get_array_module(x)
+        self.dtype = x.dtype
+        x, weight, bias = (None if a is None else a.astype(np.float32) if a.dtype == np.float16 else a
+                           for a in (x, weight, bias))
+        xhat = x - blas.row_mean(x)  # centred here, normalised in place below
+        self.rstd = 1 / xp.sqrt(blas.row_mean(xhat * xhat) + self.eps)
+        xhat *= self.rstd
+        self.xhat, self.weight, self.has_bias = xhat, weight, bias is not None
+        y = xhat * weight if weight is not None else xhat.copy()  # a copy: xhat is saved for backward
+        if bias is not None:
+            y += bias
+        return y.astype(self.dtype, copy=False)
+
+    def backward(self, gy):
+        xhat, width = self.xhat, self.xhat.shape[-1]
+        gy = gy.astype(xhat.dtype, copy=False)  # float16: the gradients are computed in float32 too
+        grads = []
+        if self.weight is not None:
+            grads.append(blas.column_sum((gy * xhat).reshape(-1, width)))
+        if self.has_bias:
+            grads.append(blas.column_sum(gy.reshape(-1, width)))
+        gxhat = gy if self.weight is None else gy * self.weight
+        # gx = rstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat)), built in one new array:
+        gx = xhat * blas.row_mean(gxhat * xhat)
+        gx += blas.row_mean(gxhat)
+        get_array_module(gy).subtract(gxhat, gx, out=gx)
+        gx *= self.rstd
+        return tuple(g.astype(self.dtype, copy=False) for g in (gx, *grads))
+
+    def composed(self, x, weight=None, bias=None):
+        """The same function from primitive ops, whose graph gives double backward (higher_order.py)."""
+        from minigrad.fused import twins  # (it imports the ops)
+
+        inputs = (t if t is None or t.dtype != np.float16 else t.float() for t in (x, weight, bias))
+        return twins.layer_norm(*inputs, eps=self.eps).to(self.dtype)

@@ -1,0 +1,73 @@
+"""Softmax and log-softmax, fused: the numerically stable forward and the hand-derived backward.
+
+Composed from primitives (twins.softmax), softmax is exp, a sum and a division: three nodes, and exp overflows
+for logits past ~88 in float32. Here the row maximum is subtracted first (the value does not change), and the
+backward applies the Jacobian diag(y) - y y^T without forming it. tests/test_fused.py shows both twins agree.
+Read next: cross_entropy.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from minigrad.backend import get_array_module
+from minigrad.function import Function
+from minigrad.fused.kernels import blas
+from minigrad.ops.activations import require_float
+
+
+def stable_softmax(x: Any, axis: int, overwrite: bool = False, safe: bool = False) -> Any:
+    """softmax(x) = exp(x - max(x)) / sum(exp(x - max(x))): the same value, and exp never overflows.
+
+    The three passes run in place on one new array; with `overwrite`, on x itself (no array as large
+    as x is made: attention uses this for its (T, T) scores). With `safe`, a slice that is all -inf
+    (a query masked from every key) gets zeros instead of 0/0 = nan, as PyTorch's attention does.
+    """
+    xp = get_array_module(x)
+    if x.size == 0:  # nothing to normalise (max of an empty axis would raise)
+        return x if overwrite else x.copy()
+    m = x.max(axis=axis, keepdims=True)
+    if safe:
+        m = xp.where(m == -xp.inf, 0, m)
+    e = xp.subtract(x, m, out=x if overwrite else None)
+    xp.exp(e, out=e)
+    total = blas.row_sum(e) if axis in (-1, e.ndim - 1) else e.sum(axis=axis, keepdims=True)
+    e /= xp.where(total == 0, 1, total) if safe else total
+    return e
+
+
+def stable_log_softmax(x: Any, axis: int) -> Any:
+    """log_softmax(x) = x - logsumexp(x), with logsumexp(x) = m + log(sum(exp(x - m))), m = max(x)."""
+    xp = get_array_module(x)
+    if x.size == 0:  # nothing to normalise (max of an empty axis would raise)
+        return x.copy()
+    shifted = x - x.max(axis=axis, keepdims=True)
+    return shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
+
+
+class Softmax(Function):
+    """y = exp(x) / sum(exp(x));  gx = y * (gy - sum(gy * y))  (the Jacobian diag(y) - y y^T, applied)."""
+
+    axis: int
+
+    def forward(self, x):
+        self.y = stable_softmax(require_float("softmax", x), self.axis)
+        return self.y
+
+    def backward(self, gy):
+        y = self.y
+        return y * (gy - (gy * y).sum(axis=self.axis, keepdims=True))
+
+
+class LogSoftmax(Function):
+    """y = x - logsumexp(x);  gx = gy - softmax(x) * sum(gy)."""
+
+    axis: int
+
+    def forward(self, x):
+        self.y = stable_log_softmax(require_float("log_softmax", x), self.axis)
+        return self.y
+
+    def backward(self, gy):
+        xp = get_array_module(gy)
+        return gy - xp.exp(self.y) * gy.sum(axis=self.axis, keepdims=True)

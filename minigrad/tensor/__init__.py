@@ -1,0 +1,26 @@
+"""Tensor, as one package: the engine's first class and its method groups, one file each.
+
+Reading order:
+1. tensor.py: the class itself (making a tensor, its attributes, `backward`, the operators, indexing);
+2. math.py: its elementwise functions, reductions, softmax and comparisons, each a front for one op;
+3. shape.py: reshape, permute, transpose, squeeze, expand, split, gather, ...;
+4. convert.py: to another dtype or device, to Python values, to NumPy (and backward's seed gradient);
+5. inplace.py: `w -= lr * w.grad`, `zero_()`, ... and the version counter backward checks;
+6. xp.py: NumPy's names on tensors, for an op's backward run on tensors (create_graph, higher_order.py).
+
+`from minigrad.tensor import Tensor` is the one import the rest of the engine needs.
+Read next: function.py (Function, one op), then autograd.py (the backward pass).
+"""
+
+from minigrad import backend
+from minigrad.tensor.tensor import FLOAT_DTYPES, ShapeError, Tensor, _is_backend_array, _raw
+
+__all__ = ["FLOAT_DTYPES", "ShapeError", "Tensor", "_is_backend_array", "_raw"]
+
+# The ops import Tensor (above) from this package, and Tensor's methods call them: so they come next. Then xp.py,
+# NumPy's names on tensors (built from ops), which get_array_module gives an op's backward run on tensors
+# (create_graph): backend.py knows devices only, so this package registers it there.
+from minigrad import fused, ops  # noqa: E402, F401, I001
+from minigrad.tensor import xp  # noqa: E402
+
+backend.register_array_module(Tensor, xp)

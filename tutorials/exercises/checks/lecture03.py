@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 import minigrad as mg
+import minigrad.functional as F
 from tutorials.exercises.grading import (
     Exercise,
     Wrong,
@@ -41,6 +42,13 @@ def check_softmax(answer) -> str:
         naive = np.exp(big) / np.exp(big).sum(axis=-1, keepdims=True)  # what the unshifted formula gives
     compare(answer(_tensor(big)), softmax(big), "输入含 ±1000 时的 softmax", suspects=[
         (naive, "输入很大时出现了 nan：exp(1000) 溢出成 inf；先减去每行的最大值（softmax(x − c) = softmax(x)）"),
+    ])
+    apart = np.array([[0.0, 1.0, 2.0], [2000.0, 2001.0, 2002.0]])  # two rows 2000 apart
+    global_max = np.full_like(apart, np.nan)
+    global_max[1] = softmax(apart[1])  # x − max(x) over the whole array: row 0 underflows to 0/0
+    compare(answer(_tensor(apart)), softmax(apart), "两行相差 2000 时的 softmax", suspects=[
+        (global_max, "要减去的是每一行自己的最大值（max(dim=-1, keepdim=True)），不是整个数组的最大值："
+                     "另一行的数小了 2000，exp 下溢成 0，得 0/0 = nan"),
     ])
     expect_gradcheck(answer, [x[0, :2]], "softmax")
     return "通过：减去最大值不改变结果，却让 exp 永远不会溢出"
@@ -128,7 +136,9 @@ def check_score_std(score_std) -> str:
 
 
 EXERCISES = [
-    Exercise("3.1", "softmax", "数值稳定的 softmax", 1, check_softmax),
+    Exercise("3.1", "softmax", "数值稳定的 softmax", 1, check_softmax, forbids=tuple(
+        (owner, name, f"{shown}.{name}") for owner, shown in ((mg.Tensor, "Tensor"), (F, "F"), (mg, "mg"))
+        for name in ("softmax", "log_softmax"))),
     Exercise("3.2", "attention", "缩放点积注意力", 2, check_attention),
     Exercise("3.3", "causal_attention", "因果注意力", 2, check_causal_attention),
     Exercise("3.4", "score_std", "分数的标准差", 3, check_score_std),

@@ -12,8 +12,9 @@ import math
 import numpy as np
 
 import minigrad as mg
+import minigrad.functional as F
 from minigpt import GPTConfig
-from minigpt.model import Block
+from minigpt.model import Block, CausalSelfAttention
 from tutorials.exercises.grading import (
     Exercise,
     compare,
@@ -180,7 +181,10 @@ EXERCISES = [
     Exercise("5.1", "block_parameters", "一个 block 的参数个数", 2, check_block_parameters),
     Exercise("5.2", "layer_norm", "LayerNorm 的前向", 1, check_layer_norm),
     Exercise("5.3", "split_heads", "把通道切成几个头", 2, check_split_heads),
-    Exercise("5.4", "causal_self_attention", "合上讲义重写多头因果自注意力", 2, check_causal_self_attention),
+    Exercise("5.4", "causal_self_attention", "合上讲义重写多头因果自注意力", 2, check_causal_self_attention, forbids=(
+        (CausalSelfAttention, "forward", "minigpt 的 CausalSelfAttention"),
+        (F, "scaled_dot_product_attention", "F.scaled_dot_product_attention"),
+        (F, "attention_probs", "F.attention_probs"))),
     Exercise("5.5", "LayerNorm", "LayerNorm 的反向传播", 3, check_layer_norm_backward),
     Exercise("5.6", "post_ln_block", "亲手拼一个 Post-LN 的 Block", 3, check_post_ln_block),
 ]

@@ -90,6 +90,14 @@ def check_top_p_probs(top_p_probs) -> str:
             (probs * mask, "留下的概率要重新归一化，让它们加起来等于 1"),
             (first_ones, "要先按概率从大到小排序，再累加"),
         ])
+    # Exactly on the boundary: probabilities 1/2, 1/4, 1/8, 1/8 add up without rounding, and the mass before
+    # the third candidate is exactly p = 0.75. The nucleus is already full: the third one must go.
+    boundary = np.log(np.array([0.125, 0.5, 0.125, 0.25]))
+    compare(top_p_probs(boundary.copy(), 0.75), _top_p(boundary, 0.75), "概率 1/2、1/4、1/8、1/8、p = 0.75 时",
+            suspects=[(np.array([1 / 7, 4 / 7, 0, 2 / 7]), "前面累计的概率恰好等于 p 时，核已经够了："
+                                                           "保留条件是“前面的累计 < p”，不是 ≤ p"),
+                      (np.array([0, 4 / 7, 1 / 7, 2 / 7]), "前面累计的概率恰好等于 p 时，核已经够了："
+                                                           "保留条件是“前面的累计 < p”，不是 ≤ p")])
     return "通过：分布尖时 top-p 只留一两个，分布平时留一大把"
 
 
@@ -105,37 +113,47 @@ def _frequencies(sample_next, logits, settings, draws, seed):
     return counts / draws
 
 
+def _filtered(settings, top_p_first=False, temperature_last=False):
+    """The distribution sample_next must draw from; the keywords give two typical mistakes' distributions."""
+    t = settings.get("temperature", 1.0)
+    logits = LOGITS[None] if temperature_last else LOGITS[None] / t
+    steps = [(top_k_filter, settings.get("top_k")), (top_p_filter, settings.get("top_p"))]
+    for keep, value in steps[::-1] if top_p_first else steps:
+        if value is not None:
+            logits = keep(logits, value)
+    return softmax(logits / t if temperature_last else logits)[0]
+
+
 def check_sample_next(sample_next) -> str:
     for logits in (LOGITS, LOGITS[::-1].copy()):
         got = sample_next(logits.copy(), np.random.default_rng(0), temperature=0.0)
         if got != int(np.argmax(logits)):
             raise Wrong(f"temperature = 0 时应直接返回最大的那个（第 {int(np.argmax(logits))} 个），你的是 {got}")
     draws, tolerance = 1500, 0.06  # the standard error of a frequency is at most 0.013 here: 4.6 of them
+    # The last two tell the order apart: top-k, then top-p on what is left, and temperature before both.
     settings_list = [dict(temperature=1.0), dict(temperature=0.5), dict(temperature=2.0), dict(top_k=3),
-                     dict(top_p=0.8), dict(temperature=0.7, top_k=4, top_p=0.9)]
+                     dict(top_p=0.8), dict(temperature=0.7, top_k=4, top_p=0.9), dict(top_k=3, top_p=0.75),
+                     dict(temperature=2.0, top_p=0.7)]
     for seed, settings in enumerate(settings_list):
         t = settings.get("temperature", 1.0)
-        filtered = LOGITS[None] / t
-        if "top_k" in settings:
-            filtered = top_k_filter(filtered, settings["top_k"])
-        if "top_p" in settings:
-            filtered = top_p_filter(filtered, settings["top_p"])
-        expected = softmax(filtered)[0]
+        expected = _filtered(settings)
         freq = _frequencies(sample_next, LOGITS, settings, draws, seed)
         shown = ", ".join(f"{k}={v}" for k, v in settings.items())
         banned = np.flatnonzero((expected == 0) & (freq > 0))
-        if len(banned):
-            raise Wrong(f"{shown}：抽到了第 {banned[0]} 个候选，它已被筛掉，概率应为 0")
-        if np.abs(freq - expected).max() <= tolerance:
+        if not len(banned) and np.abs(freq - expected).max() <= tolerance:
             continue
-        mistakes = [(softmax(LOGITS * t), "logits 应除以温度，不是乘以温度"),
+        mistakes = [(softmax(LOGITS * t) if t != 1 else expected, "logits 应除以温度，不是乘以温度"),
                     (np.eye(len(LOGITS))[np.argmax(LOGITS)],
                      "每次都选了最可能的那个：要按概率随机抽（例如 rng.choice(V, p=probs)）"),
                     (softmax(LOGITS), "温度 / top-k / top-p 没有起作用：采样前要先调整分布"),
-                    (np.full(len(LOGITS), 1 / len(LOGITS)), "每个候选抽到的次数差不多：要按概率抽，而不是均匀地抽")]
-        for alternative, hint in mistakes:
-            if np.abs(freq - alternative).max() <= tolerance:
+                    (np.full(len(LOGITS), 1 / len(LOGITS)), "每个候选抽到的次数差不多：要按概率抽，而不是均匀地抽"),
+                    (_filtered(settings, top_p_first=True), "先做 top-k，再在留下的候选里做 top-p（顺序反了）"),
+                    (_filtered(settings, temperature_last=True), "要先除以温度，再做 top-k / top-p 筛选")]
+        for alternative, hint in mistakes:  # a mistake that draws from the same distribution here is not named
+            if np.abs(alternative - expected).max() > tolerance >= np.abs(freq - alternative).max():
                 raise Wrong(f"{shown}：{hint}")
+        if len(banned):
+            raise Wrong(f"{shown}：抽到了第 {banned[0]} 个候选，它已被筛掉，概率应为 0")
         worst = int(np.argmax(np.abs(freq - expected)))
         raise Wrong(f"{shown}：第 {worst} 个候选的频率应约为 {number(expected[worst], 3)}，你抽了 {draws} 次，"
                     f"频率是 {number(freq[worst], 3)}")

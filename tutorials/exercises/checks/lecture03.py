@@ -59,6 +59,10 @@ def check_softmax_backward(Softmax) -> str:
     x, gy = rng.standard_normal((3, 5)), rng.standard_normal((3, 5))
     y = softmax(x)
     (gx,) = function_backward(Softmax, [x], gy)
+    big = np.array([[1000.0, 1001.0, 1002.0], [-1000.0, 0.0, 1000.0]])
+    compare(Softmax().forward(big.copy()), softmax(big), "forward 在输入含 ±1000 时的输出", suspects=[
+        (np.full_like(big, np.nan), "forward 在输入很大时出现了 nan：先减去每行的最大值，exp 才不会溢出"),
+    ])
     compare(gx, y * (gy - (gy * y).sum(axis=-1, keepdims=True)), "x 的梯度", suspects=[
         (gy * y * (1 - y),
          "只用了雅可比的对角线 y_i(1 − y_i)：每个输出都依赖整行输入，还要减去 y·Σ(gy·y) 里的非对角项"),
@@ -117,6 +121,8 @@ def check_causal_attention(causal_attention) -> str:
         (_attention(q, k, v, scale=1.0, mask=future), f"少了除以 √d（这里 d = {d}）"),
         (_attention(q, k, v), "没有遮住未来：位置 i 不应看见 j > i 的位置"),
     ])
+    q, k, v = (rng.standard_normal((1, 4, 3)) for _ in range(3))
+    expect_gradcheck(causal_attention, [q, k, v], "causal_attention")
     return "通过：改动后面的 token，前面位置的输出一点都不会变"
 
 

@@ -14,6 +14,7 @@ from minigpt.sampling import top_k_filter, top_p_filter
 from tutorials.exercises.grading import Exercise, Wrong, as_array, compare, compare_number, number, softmax
 
 LOGITS = np.array([0.5, 2.0, -1.5, 1.0, 0.0, -0.5])  # not sorted: the learner's code must sort
+STABLE_HINT = "出现了 nan：exp 溢出了；softmax 之前先减去最大的 logit（softmax(x − c) = softmax(x)）"
 
 
 def check_make_batch(make_batch) -> str:
@@ -68,6 +69,9 @@ def check_top_k_probs(top_k_probs) -> str:
             (_top_k(LOGITS, k + 1), f"应留下 k = {k} 个候选，你留下了 {k + 1} 个"),
             (_top_k(LOGITS, max(k - 1, 1)), f"应留下 k = {k} 个候选，你少留了一个"),
         ])
+    big = LOGITS * 400  # logits in the hundreds: exp overflows unless the largest is taken out first
+    compare(top_k_probs(big.copy(), 3), _top_k(big, 3), "logits 上百时 k = 3 的概率", suspects=[
+        (np.full(len(big), np.nan), STABLE_HINT)])
     return "通过：不管分布尖还是平，top-k 总留 k 个"
 
 
@@ -98,6 +102,9 @@ def check_top_p_probs(top_p_probs) -> str:
                                                            "保留条件是“前面的累计 < p”，不是 ≤ p"),
                       (np.array([0, 4 / 7, 1 / 7, 2 / 7]), "前面累计的概率恰好等于 p 时，核已经够了："
                                                            "保留条件是“前面的累计 < p”，不是 ≤ p")])
+    big = LOGITS * 400
+    compare(top_p_probs(big.copy(), 0.9), _top_p(big, 0.9), "logits 上百时 p = 0.9 的概率", suspects=[
+        (np.full(len(big), np.nan), STABLE_HINT)])
     return "通过：分布尖时 top-p 只留一两个，分布平时留一大把"
 
 
@@ -157,6 +164,9 @@ def check_sample_next(sample_next) -> str:
         worst = int(np.argmax(np.abs(freq - expected)))
         raise Wrong(f"{shown}：第 {worst} 个候选的频率应约为 {number(expected[worst], 3)}，你抽了 {draws} 次，"
                     f"频率是 {number(freq[worst], 3)}")
+    cold = sample_next(LOGITS.copy(), np.random.default_rng(0), temperature=0.002)  # logits / T in the hundreds
+    if cold != int(np.argmax(LOGITS)):
+        raise Wrong(f"temperature = 0.002 时几乎只会抽到最大的那个（第 {int(np.argmax(LOGITS))} 个），你的是 {cold}")
     return f"通过：{len(settings_list)} 种设置下各抽 {draws} 次，频率都符合应有的分布"
 
 
@@ -186,6 +196,11 @@ def check_cached_attention_step(cached_attention_step) -> str:
     ])
     if len(cache["k"]) != T or len(cache["v"]) != T:
         raise Wrong(f"{T} 步之后缓存里应有 {T} 个 key 和 value，你的是 {len(cache['k'])} 个和 {len(cache['v'])} 个")
+    sharp = q[prefix] * 2000  # scores in the thousands: exp overflows unless the largest score is taken out first
+    cache = {"k": list(k[:prefix]), "v": list(v[:prefix])}
+    weights = softmax(np.stack(list(k[:prefix + 1])) @ sharp / math.sqrt(d))
+    compare(cached_attention_step(sharp, k[prefix], v[prefix], cache), weights @ v[:prefix + 1],
+            "query 很大（分数上千）时的输出", suspects=[(np.full(d, np.nan), STABLE_HINT)])
     return "通过：逐个词元用缓存算出的输出，和每步重算整段完全一样，而每步只算一个新位置"
 
 

@@ -94,6 +94,8 @@ def check_kv_cache_floats(kv_cache_floats) -> str:
             (2 * C * T * B, "每一层都有自己的 K 和 V：要乘层数"),
             (2 * L * C * T, "batch 里每条序列各有一份：要乘 batch"),
         ])
+    compare_number(kv_cache_floats(2, 64, 100), 2 * 2 * 64 * 100, "不给 batch 时（默认 batch = 1）", suspects=[
+        (0.0, "batch 的默认值应是 1（一条序列）")])
     mib = 2 * 12 * 768 * 1024 * 4 / 2**20
     return f"通过：GPT-2 small 的 1024 个 token，用 float32 存要 {mib:.0f} MiB，每条序列一份"
 

@@ -207,7 +207,7 @@ else:
     for row in TABLE:
         name, ok = section_exists(tutorials_dir, row["seen"])
         row["seen_file"] = name
-        assert ok, f"the table points at {row['seen']} ({name}), which does not exist"
+        assert ok, f"总表引用了 {row['seen']}（{name}），它不存在"
     print(f"表里引用的 {len(TABLE)} 个教程小节都在 {tutorials_dir} 里")
 
 # %% [markdown]
@@ -284,7 +284,7 @@ ax.legend()
 fig.tight_layout()
 show_figure(fig, "07_final_run.png")
 assert not result.interrupted and result.iter_num == config.max_iters
-assert last_val < first_val - 1.0, "the run should learn: the validation loss falls by more than a nat"
+assert last_val < first_val - 1.0, "这次训练应当学到东西：验证集损失下降超过 1 纳特"
 
 # %% [markdown]
 # 训练好的模型和分词表都存进了检查点目录。把它读回来，写一段；再让一个同样大小、**没训练过**的模型也写一段。

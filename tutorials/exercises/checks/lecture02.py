@@ -185,7 +185,7 @@ def check_gradient_norms(gradient_norms) -> str:
 EXERCISES = [
     Exercise("2.1", "rnn_step", "RNN 的一步", 1, check_rnn_step),
     Exercise("2.2", "gru_step", "GRU 的一步", 2, check_gru_step),
-    Exercise("2.3", "attention_context", "解码器的 attention", 2, check_attention_context),
+    Exercise("2.3", "attention_context", "解码器的注意力", 2, check_attention_context),
     Exercise("2.4", "step_jacobian", "一步的雅可比矩阵", 3, check_step_jacobian),
     Exercise("2.5", "gradient_norms", "梯度往回传：几何衰减", 3, check_gradient_norms),
 ]

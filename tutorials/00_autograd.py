@@ -38,8 +38,7 @@
 # 解释一个值用了两次、或者被广播过时，它的梯度为什么要加起来；
 # 用 `mg.grad(..., create_graph=True)` 对梯度再求导，并说清二阶导数为什么让牛顿法几步就收敛。
 #
-# **用时**（在 2 核 CPU 上实测的 CPU 时间；机器忙时墙钟时间更长）：
-# 运行本讲，快速版约 7 秒，完整版约 7 秒；最后有 6 道练习。
+# **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（在 2 核 CPU 上实测）；最后有 6 道练习。
 
 # %%
 from tutorials.course import FIGURES, QUICK, label, show_figure, show_image  # 最先导入：它限定 BLAS 线程数

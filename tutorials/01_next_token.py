@@ -35,8 +35,7 @@
 # **学完这一讲，你能**：用交叉熵给一个语言模型打分，并说出“瞎猜”的分数是多少；数出一个二元模型，
 # 再用梯度下降把同一个模型“学”出来；解释为什么多看几个字有用、却越来越难靠数数做到。
 #
-# **用时**（在 2 核 CPU 上实测的 CPU 时间；机器忙时墙钟时间更长）：
-# 运行本讲，快速版约 30 秒，完整版约 1 分钟；最后有 6 道练习。
+# **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（在 2 核 CPU 上实测）；最后有 5 道练习。
 
 # %%
 from tutorials.course import QUICK, label, show_figure  # 最先导入：它要在 NumPy 载入前限定 BLAS 线程数
@@ -179,14 +178,14 @@ for step in range(steps):
 neural_score = ys.score_logits(bigram)  # 窗口 (B, T) 的编号 → logits (B, T, V)，每个位置一行
 neural_loss = neural_score.nats
 gap, gap_err = neural_score.gap(bigram_score)
-print(f"尺子上：数出来的 {count_loss:.3f}，学出来的（embedding + 线性层）{neural_loss:.3f}，"
+print(f"尺子上：数出来的 {count_loss:.3f}，学出来的（嵌入 + 线性层）{neural_loss:.3f}，"
       f"差 {gap:+.3f} ± {gap_err:.3f} 纳特/字符")
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 4))
 smooth = np.convolve(losses, np.ones(20) / 20, mode="valid")
 ax.plot(np.arange(len(smooth)) + 19, smooth,
-        label=label("embedding + 线性层（训练损失，滑动平均）", "embedding + linear (training loss, smoothed)"))
+        label=label("嵌入 + 线性层（训练损失，滑动平均）", "embedding + linear (training loss, smoothed)"))
 ax.axhline(count_loss, color="crimson", ls="--",
            label=label(f"数出来的二元模型，尺子上（{count_loss:.3f}）", f"counting model, held out ({count_loss:.3f})"))
 ax.axhline(uniform.nats, color="gray", ls=":",
@@ -522,7 +521,7 @@ if QUICK:  # 三分之一的训练诗：数得更快，图一样
 zh_tok = CharTokenizer.from_text(tang)
 ZV = zh_tok.vocab_size
 zh_train, zh_val = zh_tok.encode_array(tang_train), zh_tok.encode_array(tang_val)
-print(f"{tang.count(chr(10) * 2) + 1:,} 首诗；训练 {len(zh_train):,} 字，验证集 {len(zh_val):,} 字；字表 {ZV:,} 个字")
+print(f"{tang.count(chr(10) * 2) + 1:,} 首诗；训练 {len(zh_train):,} 字，验证集 {len(zh_val):,} 字；词表 {ZV:,} 个字")
 print(tang_val[:52])
 
 # %% [markdown]

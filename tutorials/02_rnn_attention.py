@@ -34,8 +34,7 @@
 # **学完这一讲，你能**：用 minigrad 的张量写出并训练一个 RNN；量出梯度随距离几何衰减，并说清原因
 # （每往回一步乘一次雅可比矩阵）；写出 GRU 的一步；解释注意力为什么能让长序列的复述“回来”。
 #
-# **用时**（在 2 核 CPU 上实测的 CPU 时间；机器忙时墙钟时间更长）：
-# 运行本讲，快速版约 1.5 分钟，完整版约 4.5 分钟；最后有 5 道练习。
+# **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（在 2 核 CPU 上实测，训练占了大部分）；最后有 5 道练习。
 
 # %%
 # RNN 每一步只做很小的矩阵乘法。小矩阵上，BLAS 的多个线程互相等待反而更慢（机器忙时可慢几十倍），
@@ -469,7 +468,7 @@ s2s_steps = 300 if QUICK else 1500
 test_lengths = [4, 8, 12, 16]
 plain = train_seq2seq(attention=False, steps=s2s_steps)
 acc_plain = accuracy_by_length(plain, test_lengths)
-print("不带 attention：", {L: round(a, 3) for L, a in zip(test_lengths, acc_plain)})
+print("不带注意力：", {L: round(a, 3) for L, a in zip(test_lengths, acc_plain)})
 
 # %%
 assert acc_plain[0] > (0.8 if QUICK else 0.9)  # 短序列装得进总摘要
@@ -493,13 +492,13 @@ assert all(a >= b - 0.02 for a, b in zip(acc_plain, acc_plain[1:]))  # 而且一
 # %%
 attn = train_seq2seq(attention=True, steps=s2s_steps)
 acc_attn = accuracy_by_length(attn, test_lengths)
-print("不带 attention：", {L: round(a, 3) for L, a in zip(test_lengths, acc_plain)})
-print("带 attention：  ", {L: round(a, 3) for L, a in zip(test_lengths, acc_attn)})
+print("不带注意力：", {L: round(a, 3) for L, a in zip(test_lengths, acc_plain)})
+print("带注意力：  ", {L: round(a, 3) for L, a in zip(test_lengths, acc_attn)})
 
 fig, ax = plt.subplots(figsize=(7, 4.5))
 ax.plot(test_lengths, acc_plain, "o-", label=label("编码器-解码器，一个总摘要", "encoder-decoder, one summary vector"))
 ax.plot(test_lengths, acc_attn, "s-",
-        label=label("+ 对编码器各状态的 attention", "+ attention over the encoder states"))
+        label=label("+ 对编码器各状态的注意力", "+ attention over the encoder states"))
 ax.axhline(1 / K, color="gray", ls=":", label=label("随机猜", "random guessing"))
 ax.set_xlabel(label("序列长度", "sequence length"))
 ax.set_ylabel(label("复述对的符号比例", "symbols copied correctly"))
@@ -541,7 +540,7 @@ ax.set_xticks(range(12), [f"{j}\n{s}" for j, s in enumerate(labels)])
 ax.set_yticks(range(12), [f"{i}: {p}" for i, p in enumerate(pred_show[0])])
 ax.set_xlabel(label("原序列的位置 j（和那里的符号）", "source position j (and its symbol)"))
 ax.set_ylabel(label("解码器第 i 步：写出的符号", "decoder step i: symbol written"))
-ax.set_title(label("复述时的 attention 权重", "Attention weights while copying"))
+ax.set_title(label("复述时的注意力权重", "Attention weights while copying"))
 fig.colorbar(im, ax=ax, fraction=0.046, label=label("权重", "weight"))
 fig.tight_layout()
 show_figure(fig, "02_alignment.png")

@@ -36,8 +36,8 @@
 # 说清 Q、K、V 各自的角色；解释 $1/\sqrt{d_k}$ 和因果遮罩各防住了什么；
 # 量出注意力的代价（$T^2$）和好处（不必逐步计算），并说出“只用注意力”在小尺度上的短处。
 #
-# **用时**（在 2 核 CPU 上实测的 CPU 时间；机器忙时墙钟时间更长）：
-# 运行本讲，快速版约 40 秒，完整版约 1 分钟（单独运行时，还要先把第 02 讲运行一遍）；最后有 5 道练习。
+# **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（在 2 核 CPU 上实测；单独运行时，还要先把第 02 讲运行一遍）；
+# 最后有 5 道练习。
 
 # %%
 from tutorials.course import CJK, QUICK, label, show_figure  # 最先导入：它要在 NumPy 载入前限定 BLAS 线程数
@@ -186,7 +186,7 @@ def encode(batch):
 
 # %%
 class PronounAttention(nn.Module):
-    """词向量 + 位置向量 → 一层自注意力（没有残差）→ 在代词的位置读出答案。"""
+    """嵌入 + 位置向量 → 一层自注意力（没有残差）→ 在代词的位置读出答案。"""
 
     def __init__(self, vocab, seq, d):
         super().__init__()
@@ -286,7 +286,7 @@ ax.set_xticks(range(SEQ), [word(w) for w in example], rotation=45 if not CJK els
 ax.set_yticks(range(SEQ), [word(w) for w in example])
 ax.set_xlabel(label("key（被看的词）", "key"))
 ax.set_ylabel(label("query（在看的词）", "query"))
-ax.set_title(label("整句的 attention（只有代词那一行被训练）", "attention (only the pronoun row is trained)"))
+ax.set_title(label("整句的注意力（只有代词那一行被训练）", "attention (only the pronoun row is trained)"))
 ax.add_patch(plt.Rectangle((-0.5, PRON_POS - 0.5), SEQ, 1, fill=False, ec="crimson", lw=2))
 fig.colorbar(im, ax=ax, fraction=0.046)
 
@@ -422,8 +422,8 @@ axes[1].loglog(lengths, np.array(seconds) * 1e3, "o-", base=2,
                label=label("实测时间（仅供参考）", "measured time (information only)"))
 axes[1].loglog(lengths, seconds[-1] * 1e3 * (ref / ref[-1]) ** 2, ":", color="gray", base=2, label="∝ T²")
 axes[1].set_ylabel("ms")
-for ax, title in zip(axes, [label("attention 前向：峰值内存", "attention forward: peak memory"),
-                            label("attention 前向：时间", "attention forward: time")]):
+for ax, title in zip(axes, [label("注意力前向：峰值内存", "attention forward: peak memory"),
+                            label("注意力前向：时间", "attention forward: time")]):
     ax.set_xlabel(label("序列长度 T", "sequence length T"))
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
@@ -490,7 +490,7 @@ for n in seq_lengths:
 per_token = np.diff(chain["rnn"]) / np.diff(seq_lengths)  # 每多一个词元，RNN 的链长几步
 print("T：                  ", seq_lengths)
 print("最长依赖链，RNN：      ", chain["rnn"])
-print("最长依赖链，attention：", chain["attention"])
+print("最长依赖链，注意力：", chain["attention"])
 assert len(set(chain["attention"])) == 1  # 不管多长，都是那几个运算
 assert len(set(per_token)) == 1 and per_token[0] >= 1  # RNN：每个词元都在链上多加同样的几步，没有例外
 
@@ -512,9 +512,9 @@ for n in step_lengths:
         step_ms[name].append(best * 1e3)
 lead = np.array(step_ms["rnn"]) / np.array(step_ms["attention"])
 for n, r, a, x in zip(step_lengths, step_ms["rnn"], step_ms["attention"], lead):
-    print(f"T={n:4d}  训练一步：RNN {r:8.1f} ms，attention {a:7.1f} ms，attention 快 {x:4.1f} 倍")
+    print(f"T={n:4d}  训练一步：RNN {r:8.1f} ms，注意力 {a:7.1f} ms，注意力快 {x:4.1f} 倍")
 growth = {name: float(np.polyfit(np.log(step_lengths), np.log(ms), 1)[0]) for name, ms in step_ms.items()}
-print(f"时间 ∝ T^p：RNN 的 p ≈ {growth['rnn']:.2f}，attention 的 p ≈ {growth['attention']:.2f}")
+print(f"时间 ∝ T^p：RNN 的 p ≈ {growth['rnn']:.2f}，注意力的 p ≈ {growth['attention']:.2f}")
 
 fig, ax = plt.subplots(figsize=(7, 4.2))
 ax.loglog(step_lengths, step_ms["rnn"], "o-", base=2, label=label("RNN（T 步一个接一个）", "RNN (T steps, one by one)"))
@@ -527,7 +527,7 @@ ax.grid(True, alpha=0.3)
 ax.legend()
 fig.tight_layout()
 show_figure(fig, "03_step_time.png")
-assert lead.min() > 1.3  # 每个长度上，attention 训练一步都更快（计时有波动，阈值故意放宽）
+assert lead.min() > 1.3  # 每个长度上，注意力训练一步都更快（计时有波动，阈值故意放宽）
 
 # %% [markdown]
 # 每个长度上注意力都更快：RNN 的 $T$ 个小步骤每一步都要付一次调度的开销，注意力只付几次。
@@ -615,7 +615,7 @@ V = ys.vocab_size
 
 
 class AttentionLM(nn.Module):
-    """词向量 + 位置向量 → 一层因果自注意力（多头、带残差）→ 每个位置猜下一个字符。没有 RNN，也没有 MLP。"""
+    """嵌入 + 位置向量 → 一层因果自注意力（多头、带残差）→ 每个位置猜下一个字符。没有 RNN，也没有 MLP。"""
 
     def __init__(self, vocab, d, n_head, block):
         super().__init__()

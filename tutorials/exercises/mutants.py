@@ -27,11 +27,13 @@ from tutorials.exercises.checks import LECTURES
 from tutorials.exercises.grading import Exercise, grade
 
 CAP = 40  # mutants per exercise at most (evenly spread over all its sites): keeps the test fast
+CAPS = {"6.5": 20}  # its checker draws 12,000 samples from each answer: fewer mutants, same spread
 SWAPS = {"max": "min", "min": "max", "argmax": "argmin", "argmin": "argmax", "mean": "sum", "sum": "mean",
          "triu": "tril", "tril": "triu", "sin": "cos", "cos": "sin", "tanh": "sigmoid", "sigmoid": "tanh",
          "log": "log2"}
 DROPPABLE_CALLS = {"tanh", "sigmoid", "exp", "sqrt", "log", "softmax", "detach", "copy", "swapaxes", "transpose"}
 FLIPPED_COMPARISONS = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
+MUTATING = {"append", "extend", "insert", "pop", "update", "add", "fill", "sort"}  # methods that change their object
 FLIPPED_OPERATORS = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult}
 
 # Mutants that compute the same thing as the solution, so no checker can reject them: description -> why.
@@ -45,6 +47,10 @@ EQUIVALENT = {
     "4.3 rope+1:19 axis flipped: -1 → 0": "x is one vector (hs,), as the exercise says: x.shape[0] is x.shape[-1]",
     "6.6 cached_attention_step+4:51 axis flipped: -1 → 0":
         "q is one vector (d,), as the exercise says: q.shape[0] is q.shape[-1]",
+    "4.1 sinusoidal_table+3 moved later: pe[:, 0::2] = np.sin(angles)":
+        "the two statements write disjoint columns of pe (even and odd): either order fills the same table",
+    "6.6 cached_attention_step+1 moved later: cache['k'].append(k)":
+        "appending the key after the value instead of before: two separate lists, both full before they are read",
 }
 
 
@@ -171,10 +177,24 @@ def _nodes(definition: ast.AST) -> list[ast.AST]:
 
 
 def _names(statement: ast.AST, context: type) -> set[str]:
-    """The names a statement reads (ast.Load) or binds (ast.Store), leaving out comprehensions' own variables."""
+    """The names a statement reads (ast.Load) or changes (ast.Store), leaving out comprehensions' own variables.
+
+    Changing includes writing into an object (`pe[:, 0::2] = ...`, `cache["k"].append(k)`), not only binding.
+    """
     own = {id(n) for c in ast.walk(statement) if isinstance(c, ast.comprehension) for n in ast.walk(c.target)}
-    return {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, context)
-            and id(n) not in own}
+    names = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, context)
+             and id(n) not in own}
+    if context is ast.Store:
+        changed = [n.value for n in ast.walk(statement) if isinstance(n, (ast.Subscript, ast.Attribute))
+                   and isinstance(n.ctx, ast.Store)]
+        changed += [n.func.value for n in ast.walk(statement) if isinstance(n, ast.Call)
+                    and isinstance(n.func, ast.Attribute) and n.func.attr in MUTATING]
+        for target in changed:
+            while isinstance(target, (ast.Subscript, ast.Attribute)):
+                target = target.value
+            if isinstance(target, ast.Name):
+                names.add(target.id)
+    return names
 
 
 def _reordering_matters(body: list[ast.stmt], i: int, j: int) -> bool:
@@ -224,26 +244,36 @@ def mutants(lecture: str, cap: int = CAP) -> list[Mutant]:
     """The mutants of every exercise of one lecture ('03'), at most `cap` per exercise."""
     module = importlib.import_module(f"tutorials.solutions.lecture{lecture}")
     filename = module.__file__
-    source = Path(filename).read_text(encoding="utf-8")
-    tree = ast.parse(source)
-    original = ast.unparse(tree)
+    tree = ast.parse(Path(filename).read_text(encoding="utf-8"))
     found = []
     for exercise in LECTURES[lecture]:
-        seen, mine = {original}, []
+        seen, mine = set(), []
         for definition in _definitions(tree, exercise.name, {e.name for e in LECTURES[lecture]}):
             position = [id(n) for n in tree.body].index(id(definition))
+            seen.add((position, ast.unparse(definition)))
             for description, make in _sites(definition):
-                mutated = copy.deepcopy(tree)
-                make(mutated.body[position])
-                text = ast.unparse(mutated)
-                if text in seen:
+                mutated = copy.deepcopy(definition)  # only this definition changes; the rest is shared
+                make(mutated)
+                key = (position, ast.unparse(mutated))
+                if key in seen:
                     continue  # the same program as the solution or as another mutant
-                seen.add(text)
-                mine.append((f"{exercise.number} {description}", mutated))
-        step = max(1.0, len(mine) / cap)
-        for description, mutated in (mine[int(k * step)] for k in range(min(cap, len(mine)))):
-            found.append(Mutant(exercise, description, _answer(mutated, filename, exercise.name)))
+                seen.add(key)
+                mine.append((f"{exercise.number} {description}", position, mutated))
+        for description, position, mutated in _spread(mine, min(cap, CAPS.get(exercise.number, cap))):
+            body = [*tree.body[:position], mutated, *tree.body[position + 1:]]
+            answer = _answer(ast.Module(body=body, type_ignores=[]), filename, exercise.name)
+            found.append(Mutant(exercise, description, answer))
     return found
+
+
+def _spread(mine: list[tuple[str, int, ast.AST]], most: int) -> list[tuple[str, int, ast.AST]]:
+    """At most `most` mutants: every one of the rare kinds (steps reordered, < for <=), then others evenly spaced."""
+    rare = [m for m in mine if " moved later" in m[0] or " comparison:" in m[0]]
+    common = [m for m in mine if m not in rare]
+    room = max(0, most - len(rare))
+    step = max(1.0, len(common) / room) if room else float("inf")
+    chosen = rare[:most] + [common[int(k * step)] for k in range(min(room, len(common)))]
+    return sorted(chosen, key=mine.index)
 
 
 def survivors(lecture: str, cap: int = CAP) -> tuple[int, list[str]]:

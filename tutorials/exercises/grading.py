@@ -87,11 +87,13 @@ def shortcuts_forbidden(exercise: Exercise) -> Iterator[None]:
     one that was inherited (not in the owner's own __dict__) is deleted again, so the inherited one shows through.
     """
     missing = object()
-    saved = [(owner, name, owner.__dict__.get(name, missing)) for owner, name, _ in exercise.forbids]
+    saved = []  # (owner, name, what was in its own __dict__), for every attribute replaced so far
     try:
         for owner, name, what in exercise.forbids:
-            setattr(owner, name, _refusal(exercise.number, what, is_property=isinstance(
-                owner.__dict__.get(name), property)))
+            original = owner.__dict__.get(name, missing)
+            refusal = _refusal(exercise.number, what, is_property=isinstance(original, property))
+            setattr(owner, name, refusal)
+            saved.append((owner, name, original))
         yield
     finally:
         for owner, name, original in reversed(saved):

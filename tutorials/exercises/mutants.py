@@ -2,7 +2,7 @@
 
 A mutant is a reference solution with one small mistake of the kind a learner makes, written into its syntax
 tree: an axis flipped (-1 <-> 0), a term dropped, a slice or a mask off by one, a scale left out (a division
-by sqrt dropped), a sign flipped, a gradient cut (.detach()), two statements in the wrong order (top-p before
+by sqrt dropped), a sign flipped, a gradient cut (.detach(), .data), two statements in the wrong order (top-p before
 top-k), < for <=, max for min, mean for sum, a nonlinearity or a transpose forgotten. A checker worth its name
 rejects nearly every mutant of its exercise; tests/test_exercise_mutants.py holds each lecture to 95%.
 
@@ -116,6 +116,7 @@ def _expression_mutations(node: ast.AST, tensors: set[str]) -> Iterator[tuple[st
                 yield "call dropped", func.value  # x.tanh() -> x, k.swapaxes(-1, -2) -> k
     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in tensors:
         yield "gradient cut", ast.Call(ast.Attribute(ast.Name(node.id, ast.Load()), "detach", ast.Load()), [], [])
+        yield "gradient cut", ast.Attribute(ast.Name(node.id, ast.Load()), "data", ast.Load())  # the raw array
     if isinstance(node, ast.Dict) and len(node.values) >= 2:
         for i in range(len(node.values) - 1):
             values = list(node.values)

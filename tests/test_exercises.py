@@ -15,7 +15,7 @@ import pytest
 
 import minigrad as mg
 import minigrad.functional as F
-from minigpt import GPTConfig
+from minigpt import GPT, GPTConfig
 from minigpt.model import Block, CausalSelfAttention
 from tutorials import exercises
 from tutorials.exercises import LECTURES, check, find, grade_lecture
@@ -23,9 +23,11 @@ from tutorials.exercises.__main__ import main
 from tutorials.exercises.checks.lecture05 import block_np, mha
 from tutorials.exercises.grading import grade
 from tutorials.solutions import lecture00 as sol00
+from tutorials.solutions import lecture02 as sol02
 from tutorials.solutions import lecture03 as sol03
 from tutorials.solutions import lecture05 as sol05
 from tutorials.solutions import lecture06 as sol06
+from tutorials.yardstick import Score
 
 ALL = [exercise for exercises_of_lecture in LECTURES.values() for exercise in exercises_of_lecture]
 
@@ -427,7 +429,114 @@ def paired_gap_per_character(losses_a, losses_b):
     return float(diff.mean()), float(diff.std(ddof=1) / np.sqrt(diff.size))
 
 
-WRONG = [
+# The six gaps a review found, and the four library shortcuts: each must be rejected.
+
+
+def gru_step_cut_from_h(x, h, W_x, W_h, b_x, b_h):
+    return sol02.gru_step(x, h.detach(), W_x, W_h, b_x, b_h)  # right values, no gradient to the previous state
+
+
+def attention_context_cut_from_enc(s, enc, W_a):
+    return sol02.attention_context(s, mg.tensor(enc.numpy(), dtype="float64"), W_a)
+
+
+def softmax_global_max(x):
+    x = x - x.max()  # one maximum for the whole array, not each row's
+    e = x.exp()
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def softmax_from_the_library(x):
+    return x.softmax(axis=-1)
+
+
+def softmax_from_functional(x):
+    return F.softmax(x, dim=-1)
+
+
+def top_p_keeping_the_boundary(logits, p):
+    probs = sol06.softmax(logits.astype(np.float64))
+    order = np.argsort(-probs, kind="stable")
+    kept = order[np.cumsum(probs[order]) - probs[order] <= p]  # <= where < is right
+    out = np.zeros_like(probs)
+    out[kept] = probs[kept] / probs[kept].sum()
+    return out
+
+
+def _sample(logits, rng, steps):
+    with np.errstate(divide="ignore"):
+        for keep, value in steps:
+            if value is not None:
+                logits = np.log(keep(logits, value))
+    probs = sol06.softmax(logits)
+    return int(rng.choice(len(probs), p=probs))
+
+
+def sample_top_p_first(logits, rng, temperature=1.0, top_k=None, top_p=None):
+    if temperature == 0:
+        return int(np.argmax(logits))
+    return _sample(logits / temperature, rng, [(sol06.top_p_probs, top_p), (sol06.top_k_probs, top_k)])
+
+
+def sample_temperature_last(logits, rng, temperature=1.0, top_k=None, top_p=None):
+    if temperature == 0:
+        return int(np.argmax(logits))
+    with np.errstate(divide="ignore"):
+        filtered = np.log(sol06.softmax(logits) if top_k is None else sol06.top_k_probs(logits, top_k))
+        filtered = filtered if top_p is None else np.log(sol06.top_p_probs(filtered, top_p))
+    return _sample(filtered / temperature, rng, [])
+
+
+def attention_from_minigpt(x, w_attn, b_attn, w_proj, b_proj, n_head):
+    C = x.shape[-1]
+    config = GPTConfig(vocab_size=5, block_size=8, n_layer=1, n_head=n_head, n_embd=C)
+    attention = CausalSelfAttention(config, layer=0).to(dtype=np.float64)
+    attention.load_state_dict({"c_attn.weight": w_attn, "c_attn.bias": b_attn, "c_proj.weight": w_proj,
+                               "c_proj.bias": b_proj})
+    return attention(x)
+
+
+def attention_from_sdpa(x, w_attn, b_attn, w_proj, b_proj, n_head):
+    B, T, C = x.shape
+    qkv = F.linear(x, w_attn, b_attn)
+    q, k, v = (sol05.split_heads(qkv[:, :, i * C:(i + 1) * C], n_head) for i in range(3))
+    y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    return F.linear(y.swapaxes(1, 2).reshape(B, T, C), w_proj, b_proj)
+
+
+def greedy_by_generate(model, ids, n):
+    return model.generate(ids, n, temperature=0.0)
+
+
+def paired_gap_by_the_scorer(losses_a, losses_b):
+    return Score(losses_a).gap(Score(losses_b))
+
+
+def paired_gap_by_the_scorers_stderr(losses_a, losses_b):
+    score = Score(losses_a - losses_b)
+    return score.nats, score.stderr
+
+
+GAPS = [
+    ("2.2", gru_step_cut_from_h, "没有得到梯度"),
+    ("2.3", attention_context_cut_from_enc, "没有得到梯度"),
+    ("3.1", softmax_global_max, "每一行自己的最大值"),
+    ("6.4", top_p_keeping_the_boundary, "不是 ≤ p"),
+    ("6.5", sample_top_p_first, "先做 top-k，再在留下的候选里做 top-p"),
+    ("6.5", sample_temperature_last, "要先除以温度"),
+]
+SHORTCUTS = [
+    ("3.1", softmax_from_the_library, "不能调用 Tensor.softmax"),
+    ("3.1", softmax_from_functional, "不能调用 F.softmax"),
+    ("5.4", attention_from_minigpt, "不能调用 minigpt 的 CausalSelfAttention"),
+    ("5.4", attention_from_sdpa, "不能调用 F.scaled_dot_product_attention"),
+    ("7.2", greedy_by_generate, "不能调用 model.generate"),
+    ("7.5", paired_gap_by_the_scorer, "不能调用 tutorials.yardstick 的 Score.gap"),
+    ("7.5", paired_gap_by_the_scorers_stderr, "不能调用 tutorials.yardstick 的 Score.stderr"),
+]
+
+
+WRONG = GAPS + SHORTCUTS + [
     ("0.1", forward_difference, "前向差分"),
     ("0.1", central_without_2, "分母应是 2h"),
     ("0.2", MulSwapped, "乘上的是“另一个”输入"),
@@ -487,7 +596,7 @@ WRONG = [
     ("6.4", top_p_dropping_the_crossing_token, "跨过 p 的那个候选也要留下"),
     ("6.5", sample_multiplying_temperature, "logits 应除以温度"),
     ("6.5", sample_always_argmax, "要按概率随机抽"),
-    ("6.5", sample_ignoring_filters, "抽到了第"),
+    ("6.5", sample_ignoring_filters, "没有起作用"),
     ("6.6", cache_step_attending_before_appending, "先把新的 k、v 追加进缓存"),
     ("6.6", cache_step_unscaled, "少了除以 √d"),
     ("7.1", MATCH_ONE_WRONG, "回看第 05 讲 §3"),
@@ -521,6 +630,21 @@ def test_a_typical_mistake_gets_its_own_one_line_hint(number, answer, hint):
     assert result.status == "wrong", (result.status, result.message)
     assert hint in result.message, result.message
     assert "\n" not in result.message and len(result.message) < 200
+
+
+def test_the_forbidden_library_functions_are_restored_even_after_an_error():
+    originals = [(owner, name, owner.__dict__.get(name)) for e in ALL for owner, name, _ in e.forbids]
+    assert len(originals) >= 10
+
+    def crashes_inside(x):
+        raise RuntimeError("boom")
+
+    for number in ("3.1", "5.4", "7.2", "7.5"):
+        assert grade(find(number), crashes_inside).status in ("error", "wrong")
+    assert all(owner.__dict__.get(name) is original for owner, name, original in originals)
+    # Inherited attributes stay inherited: Tensor.softmax lives on a base class, not on Tensor itself.
+    assert "softmax" not in mg.Tensor.__dict__ and mg.tensor([1.0, 2.0]).softmax(-1).shape == (2,)
+    assert GPT.generate is not None and F.softmax(mg.tensor([0.0, 0.0]), dim=-1).numpy().tolist() == [0.5, 0.5]
 
 
 def test_every_exercise_is_tested_with_a_wrong_answer():

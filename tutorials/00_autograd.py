@@ -38,11 +38,10 @@
 # 解释一个值用了两次、或者被广播过时，它的梯度为什么要加起来；
 # 用 `mg.grad(..., create_graph=True)` 对梯度再求导，并说清二阶导数为什么让牛顿法几步就收敛。
 #
-# **用时**（在 2 核 CPU 上实测的 CPU 时间；机器忙时墙钟时间更长）：
-# 运行本讲，快速版约 7 秒，完整版约 7 秒；最后有 6 道练习。
+# **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（在 2 核 CPU 上实测）；最后有 6 道练习。
 
 # %%
-from tutorials.course import FIGURES, QUICK, label, show_figure, show_image  # first: it limits BLAS threads
+from tutorials.course import FIGURES, QUICK, label, show_figure, show_image  # 最先导入：它限定 BLAS 线程数
 
 # isort: split
 import math
@@ -78,7 +77,7 @@ def f(x):
     return x**3 - 2 * x + 1
 
 
-def df(x):  # the derivative, by hand
+def df(x):  # 手算的导数
     return 3 * x**2 - 2
 
 
@@ -88,17 +87,20 @@ forward_err = np.array([abs((f(x0 + h) - f(x0)) / h - df(x0)) for h in hs])
 central_err = np.array([abs((f(x0 + h) - f(x0 - h)) / (2 * h) - df(x0)) for h in hs])
 
 h_demo = 1e-5
-print(f"by hand:          f'(1.5) = {df(x0)}")
-print(f"forward, h=1e-5:  {(f(x0 + h_demo) - f(x0)) / h_demo:.10f}")
-print(f"central, h=1e-5:  {(f(x0 + h_demo) - f(x0 - h_demo)) / (2 * h_demo):.10f}")
+print(f"手算：             f'(1.5) = {df(x0)}")
+print(f"前向差分，h=1e-5：{(f(x0 + h_demo) - f(x0)) / h_demo:.10f}")
+print(f"中心差分，h=1e-5：{(f(x0 + h_demo) - f(x0 - h_demo)) / (2 * h_demo):.10f}")
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 4.5))
-ax.loglog(hs, forward_err, "o-", ms=3, label="forward difference  (f(x+h) - f(x)) / h")
-ax.loglog(hs, central_err, "s-", ms=3, label="central difference  (f(x+h) - f(x-h)) / 2h")
-ax.set_xlabel("step h")
-ax.set_ylabel("|numeric - exact|")
-ax.set_title("Finite differences: truncation error (right) vs rounding error (left)")
+ax.loglog(hs, forward_err, "o-", ms=3,
+          label=label("前向差分  (f(x+h) − f(x)) / h", "forward difference  (f(x+h) - f(x)) / h"))
+ax.loglog(hs, central_err, "s-", ms=3,
+          label=label("中心差分  (f(x+h) − f(x−h)) / 2h", "central difference  (f(x+h) - f(x-h)) / 2h"))
+ax.set_xlabel(label("步长 h", "step h"))
+ax.set_ylabel(label("|数值估计 − 精确值|", "|numeric - exact|"))
+ax.set_title(label("有限差分：截断误差（右）与舍入误差（左）",
+                   "Finite differences: truncation error (right) vs rounding error (left)"))
 ax.grid(True, which="major", alpha=0.3)
 ax.legend()
 fig.tight_layout()
@@ -113,11 +115,11 @@ show_figure(fig, "00_finite_differences.png")
 i_demo = np.argmin(abs(hs - h_demo))
 best_central = central_err.min()
 assert central_err[i_demo] < 1e-8, central_err[i_demo]
-assert central_err[i_demo] < forward_err[i_demo] / 1000  # central is far more accurate at the same h
-assert central_err[0] > 100 * best_central  # a tiny h is worse: rounding error takes over
+assert central_err[i_demo] < forward_err[i_demo] / 1000  # 同样的 h，中心差分准得多
+assert central_err[0] > 100 * best_central  # h 太小反而更差：舍入误差占了上风
 slope_forward = np.polyfit(np.log(hs[-12:]), np.log(forward_err[-12:]), 1)[0]
 slope_central = np.polyfit(np.log(hs[-12:]), np.log(central_err[-12:]), 1)[0]
-print(f"log-log slope for large h: forward {slope_forward:.2f} (expect 1), central {slope_central:.2f} (expect 2)")
+print(f"h 较大时双对数图上的斜率：前向差分 {slope_forward:.2f}（应为 1），中心差分 {slope_central:.2f}（应为 2）")
 assert abs(slope_forward - 1) < 0.15 and abs(slope_central - 2) < 0.15
 
 # %% [markdown]
@@ -156,7 +158,7 @@ dL_da = dL_de * b
 dL_db = dL_de * a
 by_hand = {"a": dL_da, "b": dL_db, "c": dL_dc, "g": dL_dg}
 print("L =", L)
-print("gradients by the chain rule:", by_hand)
+print("链式法则手算的梯度：", by_hand)
 
 
 def L_of(a, b, c, g):
@@ -171,7 +173,7 @@ for name in args:
     plus[name] += h
     minus[name] -= h
     numeric[name] = (L_of(**plus) - L_of(**minus)) / (2 * h)
-print("gradients by central differences:", {k: round(v, 6) for k, v in numeric.items()})
+print("中心差分估计的梯度：", {k: round(v, 6) for k, v in numeric.items()})
 for name in args:
     assert abs(by_hand[name] - numeric[name]) < 1e-6, name
 
@@ -191,17 +193,17 @@ for name in args:
 
 # %%
 class Value:
-    """A scalar that remembers how it was computed, so that it can backpropagate."""
+    """一个标量，记得自己是怎么算出来的，所以能做反向传播。"""
 
     def __init__(self, data, parents=(), op=""):
         self.data = float(data)
         self.grad = 0.0
-        self._parents = parents  # the Values this one was computed from
+        self._parents = parents  # 算出它的那几个 Value
         self._op = op
-        self._backward = lambda: None  # sends self.grad on to the parents
+        self._backward = lambda: None  # 把 self.grad 分给 parents
 
     def _deposit(self, g):
-        self.grad += g  # a Value used twice receives gradient twice: add them up
+        self.grad += g  # 用了两次的 Value 会收到两份梯度：加起来
 
     def _lift(self, other):
         return other if isinstance(other, Value) else type(self)(other)
@@ -210,7 +212,7 @@ class Value:
         other = self._lift(other)
         out = type(self)(self.data + other.data, (self, other), "+")
 
-        def _backward():  # d(x+y)/dx = 1, d(x+y)/dy = 1
+        def _backward():  # d(x+y)/dx = 1，d(x+y)/dy = 1
             self._deposit(out.grad)
             other._deposit(out.grad)
 
@@ -221,14 +223,14 @@ class Value:
         other = self._lift(other)
         out = type(self)(self.data * other.data, (self, other), "*")
 
-        def _backward():  # d(xy)/dx = y, d(xy)/dy = x
+        def _backward():  # d(xy)/dx = y，d(xy)/dy = x
             self._deposit(other.data * out.grad)
             other._deposit(self.data * out.grad)
 
         out._backward = _backward
         return out
 
-    def __pow__(self, k):  # k is a plain number
+    def __pow__(self, k):  # k 是一个普通的数
         out = type(self)(self.data**k, (self,), f"**{k}")
         out._backward = lambda: self._deposit(k * self.data ** (k - 1) * out.grad)
         return out
@@ -257,7 +259,7 @@ class Value:
         return self * self._lift(other) ** -1
 
     def backward(self):
-        # Step 1: order the graph topologically (an explicit stack: no recursion limit).
+        # 第 1 步：把计算图排成拓扑序（用显式的栈，不受递归深度限制）。
         order, seen, stack = [], set(), [(self, False)]
         while stack:
             v, parents_done = stack.pop()
@@ -267,7 +269,7 @@ class Value:
                 seen.add(id(v))
                 stack.append((v, True))
                 stack.extend((p, False) for p in v._parents)
-        # Step 2: apply the chain rule, from the output back to the inputs.
+        # 第 2 步：从输出往回到输入，逐个应用链式法则。
         self.grad = 1.0
         for v in reversed(order):
             v._backward()
@@ -313,7 +315,7 @@ for name in inputs:
     plus[name] += 1e-6
     minus[name] -= 1e-6
     num = (neuron_float(**plus) - neuron_float(**minus)) / 2e-6
-    print(f"{name:5s} engine {vals[name].grad:+.8f}   numeric {num:+.8f}")
+    print(f"{name:5s} 引擎 {vals[name].grad:+.8f}   数值 {num:+.8f}")
     assert abs(vals[name].grad - num) < 1e-7, name
 
 # %% [markdown]
@@ -328,7 +330,7 @@ for name in inputs:
 # %%
 class BuggyValue(Value):
     def _deposit(self, g):
-        self.grad = g  # BUG: overwrites the gradient that the other use of this value already sent
+        self.grad = g  # 错误：把这个值另一处用途已经送来的梯度覆盖掉了
 
 
 def simplest(cls):
@@ -338,23 +340,23 @@ def simplest(cls):
     return a.grad
 
 
-print("b = a + a:  correct engine db/da =", simplest(Value), "  buggy engine db/da =", simplest(BuggyValue))
+print("b = a + a：正确的引擎 db/da =", simplest(Value), "  有错的引擎 db/da =", simplest(BuggyValue))
 assert simplest(Value) == 2.0
-assert simplest(BuggyValue) == 1.0  # the second path's gradient overwrote the first
+assert simplest(BuggyValue) == 1.0  # 第二条路的梯度覆盖了第一条路的
 
 
 def twice(cls):
     x = cls(3.0)
     y = x + x  # db/dx = 2
-    z = y * y + x  # dz/dx = 2y * 2 + 1 = 4*(2x) + 1 = 25 at x = 3
+    z = y * y + x  # dz/dx = 2y * 2 + 1 = 4*(2x) + 1，x = 3 时为 25
     z.backward()
     return x.grad
 
 
-print("correct engine: dz/dx =", twice(Value))
-print("buggy engine:   dz/dx =", twice(BuggyValue))
+print("正确的引擎：dz/dx =", twice(Value))
+print("有错的引擎：dz/dx =", twice(BuggyValue))
 assert twice(Value) == 25.0
-assert twice(BuggyValue) != 25.0  # the overwrite silently loses gradient: the answer is wrong, with no error
+assert twice(BuggyValue) != 25.0  # 覆盖悄悄丢了梯度：答案错了，却不报任何错
 
 # %% [markdown]
 # 错的版本**不报错**，只是悄悄给出错误的数——这正是它危险的地方。
@@ -392,7 +394,7 @@ def layer(W, bias):
 
 
 assert mg.gradcheck(layer, [W, bias])
-print("gradcheck passed for tanh(X @ W + b)")
+print("tanh(X @ W + b) 通过了 gradcheck")
 
 # %% [markdown]
 # `gradcheck` 本身靠得住吗？我们故意写一个反向传播有错的运算：$\sin$ 的导数应该是 $\cos$，
@@ -400,14 +402,14 @@ print("gradcheck passed for tanh(X @ W + b)")
 
 # %%
 class WrongSin(mg.Function):
-    """y = sin(x); the true derivative is cos(x) - this backward is wrong on purpose."""
+    """y = sin(x)；真正的导数是 cos(x)，这里的 backward 故意写错。"""
 
     def forward(self, x):
         self.x = x
         return np.sin(x)
 
     def backward(self, gy):
-        return -np.cos(self.x) * gy  # wrong sign
+        return -np.cos(self.x) * gy  # 符号错了
 
 
 class Sin(mg.Function):
@@ -428,7 +430,7 @@ try:
     caught = None
 except mg.GradcheckError as error:
     caught = str(error)
-print("WrongSin ->", caught)
+print("WrongSin 被抓住：", caught)
 assert caught is not None and "analytic" in caught
 
 # %% [markdown]
@@ -449,7 +451,7 @@ Xb = mg.tensor(rng.standard_normal((4, 3)), requires_grad=True, dtype="float64")
 bb = mg.tensor(rng.standard_normal(3), requires_grad=True, dtype="float64")
 upstream = rng.standard_normal((4, 3))
 (Xb + bb).backward(upstream)
-print("output grad shape:", upstream.shape, " b.grad shape:", bb.grad.shape)
+print("输出梯度的形状：", upstream.shape, "  b.grad 的形状：", bb.grad.shape)
 print("b.grad            =", bb.grad.numpy())
 print("upstream.sum(0)   =", upstream.sum(axis=0))
 assert bb.grad.shape == bb.shape
@@ -461,14 +463,14 @@ assert np.allclose(sum_to(upstream, (3,)), upstream.sum(axis=0))
 
 # %%
 ones_234 = np.ones((2, 3, 4))
-print("sum_to(ones(2,3,4), (3,1)) =", sum_to(ones_234, (3, 1)).ravel(), " (each entry: 2 * 4 copies)")
+print("sum_to(ones(2,3,4), (3,1)) =", sum_to(ones_234, (3, 1)).ravel(), "（每个元素：2 × 4 份拷贝）")
 assert sum_to(ones_234, (3, 1)).shape == (3, 1) and np.all(sum_to(ones_234, (3, 1)) == 8)
 
 # 如果反向传播“忘了”求和，梯度的形状就不对，数值也不对。gradcheck 确认引擎的处理是对的：
 col = mg.tensor(rng.standard_normal((3, 1)), requires_grad=True, dtype="float64")
 cube = mg.tensor(rng.standard_normal((2, 3, 4)), requires_grad=True, dtype="float64")
 assert mg.gradcheck(lambda col, cube: (col * cube).tanh(), [col, cube])
-print("gradcheck passed for a (3, 1) tensor broadcast against (2, 3, 4)")
+print("(3, 1) 的张量广播到 (2, 3, 4)：通过了 gradcheck")
 
 # %% [markdown]
 # ## 6. 把计算图画出来
@@ -483,7 +485,7 @@ b2 = mg.tensor(rng.standard_normal(5), requires_grad=True)
 X2 = mg.tensor(rng.standard_normal((4, 3)))
 loss = (X2 @ W2 + b2).tanh().mean()
 
-names = {"X": X2, "W": W2, "b": b2}  # label the leaves by name instead of by number
+names = {"X": X2, "W": W2, "b": b2}  # 叶子节点标上名字，而不是编号
 dot_source = mg.viz.to_dot(loss, names=names)
 (FIGURES / "00_graph.dot").write_text(dot_source)
 print(dot_source[:400], "...")
@@ -495,10 +497,10 @@ HAVE_DOT = shutil.which("dot") is not None
 if HAVE_DOT:
     mg.viz.draw(loss, path=str(FIGURES / "00_graph"), format="png", names=names)
     show_image(FIGURES / "00_graph.png")
-    print("rendered", FIGURES / "00_graph.png")
+    print("已画出", FIGURES / "00_graph.png")
 else:
-    print("note: the Graphviz `dot` program is not installed; wrote", FIGURES / "00_graph.dot",
-          "(render it with `dot -Tpng`, or install graphviz)")
+    print("说明：没有安装 Graphviz 的 `dot` 程序；只写出了", FIGURES / "00_graph.dot",
+          "（装好 graphviz 后用 `dot -Tpng` 渲染）")
 
 # %% [markdown]
 # ### 反向传播，一帧一帧
@@ -510,10 +512,10 @@ else:
 
 # %%
 frames_dir = FIGURES / "00_backward_frames"
-frames = mg.viz.backward_frames(loss, frames_dir, names=names)  # runs the engine's backward with retain_graph=True
-print(f"{len(frames)} frames in {frames_dir}:", ", ".join(p.name for p in frames[:3]), "...")
+frames = mg.viz.backward_frames(loss, frames_dir, names=names)  # 用 retain_graph=True 跑一遍引擎的反向传播
+print(f"{frames_dir} 里有 {len(frames)} 帧：", ", ".join(p.name for p in frames[:3]), "...")
 assert len(frames) >= 4
-assert W2.grad is None  # the frames leave .grad as it was
+assert W2.grad is None  # 画帧不改动 .grad
 
 loss.backward()
 assert W2.grad.shape == W2.shape and b2.grad.shape == b2.shape
@@ -557,7 +559,7 @@ assert [t.grad.item() for t in (ta, tb, tc, tg)] == [by_hand[k] for k in "abcg"]
 
 # %%
 def tanh_derivatives_by_hand(t):
-    """The 1st to 4th derivatives of tanh, written with t = tanh(x)."""
+    """tanh 的 1 到 4 阶导数，用 t = tanh(x) 写出。"""
     return [1 - t**2, -2 * t * (1 - t**2), (1 - t**2) * (6 * t**2 - 2), 8 * t * (1 - t**2) * (2 - 3 * t**2)]
 
 
@@ -566,11 +568,11 @@ x.name = "x"
 derivative = x.tanh()
 derivatives = []
 for _ in range(4):
-    (derivative,) = mg.grad(derivative, x, create_graph=True)  # a tensor with a graph: it can be differentiated again
+    (derivative,) = mg.grad(derivative, x, create_graph=True)  # 带计算图的张量：还能再求导
     derivatives.append(derivative)
 by_hand_tanh = tanh_derivatives_by_hand(math.tanh(0.5))
 for order, (d, expected) in enumerate(zip(derivatives, by_hand_tanh), start=1):
-    print(f"order {order}: minigrad {d.item():+.12f}   by hand {expected:+.12f}")
+    print(f"{order} 阶：minigrad {d.item():+.12f}   手算 {expected:+.12f}")
     assert abs(d.item() - expected) < 1e-12
 
 # %% [markdown]
@@ -581,9 +583,9 @@ for order, (d, expected) in enumerate(zip(derivatives, by_hand_tanh), start=1):
 
 # %%
 op_counts = [sum(t.grad_fn is not None for t in mg.viz.walk(d)) for d in derivatives]
-print("ops in the graph of the 1st to 4th derivative:", op_counts)
+print("1 到 4 阶导数的计算图里各有多少个运算：", op_counts)
 assert op_counts[0] == 4
-assert all(later > 2 * earlier for earlier, later in zip(op_counts[1:], op_counts[2:]))  # from order 2 on: doubling
+assert all(later > 2 * earlier for earlier, later in zip(op_counts[1:], op_counts[2:]))  # 从 2 阶起：每阶翻一倍还多
 
 if HAVE_DOT:
     fig, axes = plt.subplots(1, 4, figsize=(14, 7), gridspec_kw={"width_ratios": [1, 1.2, 1.6, 2.4]})
@@ -599,7 +601,7 @@ if HAVE_DOT:
 else:
     for order, d in enumerate(derivatives, start=1):
         (FIGURES / f"00_tanh_derivative_{order}.dot").write_text(mg.viz.to_dot(d, rankdir="TB"))
-    print("note: Graphviz `dot` is not installed; wrote figures/00_tanh_derivative_*.dot")
+    print("说明：没有安装 Graphviz 的 `dot` 程序；只写出了 figures/00_tanh_derivative_*.dot")
 
 # %% [markdown]
 # 图长得很快：$n$ 阶导数的图包含 $n-1$ 阶导数的整张图（那是它的“前向”），再加上对这张图做反向传播新添的运算。
@@ -645,14 +647,14 @@ show_figure(fig, "00_tanh_derivatives.png")
 
 # %%
 def f_valley(x):
-    return (x.exp() + (-x).exp()) / 2 - x / 2  # cosh(x) - x / 2
+    return (x.exp() + (-x).exp()) / 2 - x / 2  # cosh(x) − x/2
 
 
 X_STAR, X_START, TOL = math.asinh(0.5), 5.0, 1e-10
 
 
 def gradient_descent(lr, max_steps=2000):
-    """The number of steps to within TOL of the minimum (None if it diverges), and the error after each."""
+    """走到离最低点 TOL 以内用了几步（发散时为 None），以及每一步之后的误差。"""
     x = mg.tensor(X_START, requires_grad=True, dtype="float64")
     errors = [abs(X_START - X_STAR)]
     while errors[-1] > TOL:
@@ -669,8 +671,8 @@ def newton(max_steps=50):
     x = mg.tensor(X_START, requires_grad=True, dtype="float64")
     errors = [abs(X_START - X_STAR)]
     while errors[-1] > TOL and len(errors) <= max_steps:
-        (g,) = mg.grad(f_valley(x), x, create_graph=True)  # f'(x), with a graph
-        (h,) = mg.grad(g, x)  # f''(x): the derivative of the derivative
+        (g,) = mg.grad(f_valley(x), x, create_graph=True)  # f'(x)，带着计算图
+        (h,) = mg.grad(g, x)  # f''(x)：导数的导数
         with mg.no_grad():
             x -= g / h
         errors.append(abs(x.item() - X_STAR))
@@ -680,13 +682,13 @@ def newton(max_steps=50):
 learning_rates = [0.04, 0.08, 0.12, 0.16, 0.2] if QUICK else [round(0.02 * k, 2) for k in range(1, 11)]
 gd_runs = {lr: gradient_descent(lr) for lr in learning_rates}
 for lr, (steps, _) in gd_runs.items():
-    print(f"gradient descent, lr = {lr:.2f}: " + (f"{steps} steps" if steps is not None else "diverges"))
+    print(f"梯度下降，lr = {lr:.2f}：" + (f"{steps} 步" if steps is not None else "发散"))
 best_lr = min((lr for lr in gd_runs if gd_runs[lr][0] is not None), key=lambda lr: gd_runs[lr][0])
 gd_steps, gd_errors = gd_runs[best_lr]
 newton_steps, newton_errors = newton()
-print(f"best gradient descent: {gd_steps} steps (lr = {best_lr});  Newton's method: {newton_steps} steps")
+print(f"最好的梯度下降：{gd_steps} 步（lr = {best_lr}）；牛顿法：{newton_steps} 步")
 assert newton_steps <= 10 and gd_steps >= 100
-assert gd_runs[learning_rates[-1]][0] is None  # a larger learning rate does not help: it diverges
+assert gd_runs[learning_rates[-1]][0] is None  # 学习率再大也没用：它发散了
 
 fig, ax = plt.subplots(figsize=(7, 4.5))
 ax.semilogy(gd_errors, ".-", ms=3, label=label(f"梯度下降（lr = {best_lr}）", f"gradient descent (lr = {best_lr})"))
@@ -738,15 +740,15 @@ def gradient_at(values):
 
 eps = 1e-5
 hv_numeric = (gradient_at(w.numpy() + eps * v.numpy()) - gradient_at(w.numpy() - eps * v.numpy())) / (2 * eps)
-print("H v by double backward:    ", np.round(hv.numpy(), 6))
-print("H v by central differences:", np.round(hv_numeric, 6))
+print("两次反向传播得到的 H v：", np.round(hv.numpy(), 6))
+print("梯度的中心差分得到的 H v：", np.round(hv_numeric, 6))
 assert np.allclose(hv.numpy(), hv_numeric, rtol=1e-6, atol=1e-9)
 
-# The whole Hessian, one row per backward pass through g (fine for 8 parameters, impossible for a million):
+# 整个海森矩阵：对 g 每做一次反向传播得到一行（8 个参数没问题，一百万个参数就不可能了）：
 hessian = np.stack([mg.grad(g_w[i], w, retain_graph=True)[0].numpy() for i in range(8)])
-assert np.allclose(hessian, hessian.T, atol=1e-12)  # mixed partial derivatives commute
+assert np.allclose(hessian, hessian.T, atol=1e-12)  # 混合偏导数与求导次序无关
 assert np.allclose(hessian @ v.numpy(), hv.numpy(), atol=1e-12)
-print("the full 8 x 8 Hessian is symmetric, and H @ v equals the double-backward H v")
+print("完整的 8 × 8 海森矩阵是对称的，H @ v 与两次反向传播得到的 H v 相等")
 
 # %% [markdown]
 # 二阶导数也要核对：`mg.gradgradcheck(fn, inputs)` 之于二阶导数，正如 `mg.gradcheck` 之于一阶导数——
@@ -754,7 +756,7 @@ print("the full 8 x 8 Hessian is symmetric, and H @ v equals the double-backward
 
 # %%
 assert mg.gradgradcheck(fit_loss, [w])
-print("gradgradcheck passed for the loss above")
+print("上面的损失通过了 gradgradcheck")
 
 # %% [markdown]
 # ## 小结

@@ -22,10 +22,10 @@
 #
 # 0. 一把尺子：整门课的每个模型，都在同一段没见过的文本上、用同一个办法打分；
 # 1. 数数：统计“字符 a 后面跟着字符 b”的次数，得到一个二元（bigram）模型，用它写一段“莎士比亚”；
-# 2. 同一个模型换一种做法：embedding + 线性层，用 minigrad 训练，损失追平数数的结果；
+# 2. 同一个模型换一种做法：嵌入（embedding）+ 线性层，用 minigrad 训练，损失追平数数的结果；
 # 3. 多看几个字：看的字符从 0 个加到 6 个，没见过的文本上损失先降后升，见过的文本上一路下降——数数只会背；
 # 4. 有的前文几乎锁死下一个字符，有的几乎什么都可能：用熵来量；
-# 5. 行为相似的字符，学出来的 embedding 也靠得近；
+# 5. 行为相似的字符，学出来的嵌入也靠得近；
 # 6. 换成唐诗：“一推六二五”在诗里有多常见；
 # 7. 在唐诗上玩猜字游戏。
 #
@@ -35,8 +35,7 @@
 # **学完这一讲，你能**：用交叉熵给一个语言模型打分，并说出“瞎猜”的分数是多少；数出一个二元模型，
 # 再用梯度下降把同一个模型“学”出来；解释为什么多看几个字有用、却越来越难靠数数做到。
 #
-# **用时**（在 2 核 CPU 上实测的 CPU 时间；机器忙时墙钟时间更长）：
-# 运行本讲，快速版约 30 秒，完整版约 1 分钟；最后有 6 道练习。
+# **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（在 2 核 CPU 上实测）；最后有 5 道练习。
 
 # %%
 from tutorials.course import QUICK, label, show_figure  # 最先导入：它要在 NumPy 载入前限定 BLAS 线程数
@@ -179,14 +178,14 @@ for step in range(steps):
 neural_score = ys.score_logits(bigram)  # 窗口 (B, T) 的编号 → logits (B, T, V)，每个位置一行
 neural_loss = neural_score.nats
 gap, gap_err = neural_score.gap(bigram_score)
-print(f"尺子上：数出来的 {count_loss:.3f}，学出来的（embedding + 线性层）{neural_loss:.3f}，"
+print(f"尺子上：数出来的 {count_loss:.3f}，学出来的（嵌入 + 线性层）{neural_loss:.3f}，"
       f"差 {gap:+.3f} ± {gap_err:.3f} 纳特/字符")
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 4))
 smooth = np.convolve(losses, np.ones(20) / 20, mode="valid")
 ax.plot(np.arange(len(smooth)) + 19, smooth,
-        label=label("embedding + 线性层（训练损失，滑动平均）", "embedding + linear (training loss, smoothed)"))
+        label=label("嵌入 + 线性层（训练损失，滑动平均）", "embedding + linear (training loss, smoothed)"))
 ax.axhline(count_loss, color="crimson", ls="--",
            label=label(f"数出来的二元模型，尺子上（{count_loss:.3f}）", f"counting model, held out ({count_loss:.3f})"))
 ax.axhline(uniform.nats, color="gray", ls=":",
@@ -522,13 +521,13 @@ if QUICK:  # 三分之一的训练诗：数得更快，图一样
 zh_tok = CharTokenizer.from_text(tang)
 ZV = zh_tok.vocab_size
 zh_train, zh_val = zh_tok.encode_array(tang_train), zh_tok.encode_array(tang_val)
-print(f"{tang.count(chr(10) * 2) + 1:,} 首诗；训练 {len(zh_train):,} 字，验证集 {len(zh_val):,} 字；字表 {ZV:,} 个字")
+print(f"{tang.count(chr(10) * 2) + 1:,} 首诗；训练 {len(zh_train):,} 字，验证集 {len(zh_val):,} 字；词表 {ZV:,} 个字")
 print(tang_val[:52])
 
 # %% [markdown]
 # 还用第 3 节的办法数数，但有两处要改：
 #
-# - 字表有六千多个字，第 3 节把前文写成一个 $V$ 进制整数的做法，到 5 个字时就超出了 64 位整数的范围
+# - 词表有六千多个字，第 3 节把前文写成一个 $V$ 进制整数的做法，到 5 个字时就超出了 64 位整数的范围
 #   （$6445^5 > 2^{63}$）。改成**给见过的前文编号**：$k$ 个字的前文 = “$k-1$ 个字的前文的编号” + “紧挨着的那个字”，
 #   用 `np.unique` 重新编成连续的号。
 # - 字多了，没见过的组合是常态，第 3 节固定的 $\beta = 2$ 太自信。改用 Witten-Bell 平滑：把 $\beta$ 换成
@@ -710,10 +709,10 @@ assert max(hits[s][0] for s in range(1, 6)) < 0.35  # 诗句本身没有哪个�
 # ## 小结
 #
 # - 语言模型 = 给定前文，输出下一个字符（词）的概率分布；用交叉熵衡量它猜得好不好。
-# - 二元模型可以“数”出来，也可以用 embedding + 线性层“学”出来，两者殊途同归。
+# - 二元模型可以“数”出来，也可以用嵌入 + 线性层“学”出来，两者殊途同归。
 # - 看的前文越长，猜得越准；但靠数数，组合数随长度爆炸，越长越靠不住。
 # - 有的前文几乎决定了答案，有的几乎没有帮助：关键是前文里**哪些信息**和当前有关。
-# - 学出来的 embedding 里，用法相似的字符自然聚在一起。
+# - 学出来的嵌入里，用法相似的字符自然聚在一起。
 #
 # 下一讲：把前文压缩成一个向量带着走——RNN，以及它为什么记不住太远的东西。
 #

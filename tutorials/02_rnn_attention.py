@@ -11,13 +11,13 @@
 # ---
 
 # %% [markdown]
-# # 02 RNN、长句困境与 Attention 的诞生
+# # 02 RNN、长句困境与注意力（attention）的诞生
 #
 # 上一讲的模型只看最近几个字符。想看得更远，又不能把所有前文都存下来，怎么办？
 # 一个办法是带一张固定大小的“小纸条”往后传：每读一个字，就把旧纸条和新字揉成一张新纸条。这就是 RNN。
 # 这一讲用实验回答：
 #
-# > **RNN 的纸条能带多远？梯度为什么传不回去？门控能救多少？Attention 又是怎么补上这个缺口的？**
+# > **RNN 的纸条能带多远？梯度为什么传不回去？门控能救多少？注意力又是怎么补上这个缺口的？**
 #
 # 实验清单：
 #
@@ -26,16 +26,15 @@
 # 3. 换成带门控的 GRU，用同样的数据训练同样的步数：尺子上更好；门开着时梯度能走得远得多——
 #    但仍是几何衰减，而且训练好的 GRU 并不把远处的信息留着：缓解，不是根治；
 # 4. 编码器-解码器做“复述”任务：只靠一个固定向量，句子越长错得越多；
-# 5. 给解码器加上 attention：长句的准确率回来了，对齐关系画成热图。
+# 5. 给解码器加上注意力：长句的准确率回来了，对齐关系画成热图。
 #
 # 运行：`python tutorials/02_rnn_attention.py`（`TUTORIAL_QUICK=1` 跑快速版）。图片写到当前目录的 `figures/`。
 
 # %% [markdown]
 # **学完这一讲，你能**：用 minigrad 的张量写出并训练一个 RNN；量出梯度随距离几何衰减，并说清原因
-# （每往回一步乘一次雅可比矩阵）；写出 GRU 的一步；解释 attention 为什么能让长序列的复述“回来”。
+# （每往回一步乘一次雅可比矩阵）；写出 GRU 的一步；解释注意力为什么能让长序列的复述“回来”。
 #
-# **用时**（在 2 核 CPU 上实测的 CPU 时间；机器忙时墙钟时间更长）：
-# 运行本讲，快速版约 1.5 分钟，完整版约 4.5 分钟；最后有 5 道练习。
+# **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（在 2 核 CPU 上实测，训练占了大部分）；最后有 5 道练习。
 
 # %%
 # RNN 每一步只做很小的矩阵乘法。小矩阵上，BLAS 的多个线程互相等待反而更慢（机器忙时可慢几十倍），
@@ -184,7 +183,7 @@ print(sample(rnn, "ROMEO:\n", 300))
 # 每传一次乘一次雅可比矩阵 $\partial h_t/\partial h_{t-1} = \mathrm{diag}(1-h_t^2)\,W_{hh}^\top$。
 # 如果它“缩小”向量（tanh 的导数不超过 1，$W_{hh}$ 的尺度也不大），$k$ 次之后就是缩小的 $k$ 次方——几何衰减。
 #
-# 实验：取 16 段 60 个字符的文本，让输入的 embedding 需要梯度，从最后一步的隐藏状态（乘一个随机向量求和）
+# 实验：取 16 段 60 个字符的文本，让输入的嵌入需要梯度，从最后一步的隐藏状态（乘一个随机向量求和）
 # 反向传播，看 $\lVert\partial L/\partial x_{T-k}\rVert$ 随 $k$ 怎么变。
 #
 # **先猜一猜**：30 步之前的输入，还能收到最后一步多少的梯度？一半？十分之一？千分之一？
@@ -354,11 +353,6 @@ ladder.record("02", [
 print("记下了第 02 讲的两级：RNN、GRU")
 
 # %% [markdown]
-# 同样 64 个数的纸条、同样随机初始化，GRU 在 30 步处保留的梯度是 tanh RNN 的上百倍到上千倍；
-# 把更新门的偏置调成“倾向保留”，衰减更慢。（训练过的 tanh RNN 比未训练时衰减稍慢，但仍是一条陡峭的直线。）
-# 但每条线仍然是对数坐标下的直线——几何衰减没有消失，只是变慢了。
-# 只要信息必须一步一步“压缩传递”，距离越远，信号越弱。
-#
 # ## 4. 编码器-解码器：一个固定向量装不下长句
 #
 # 翻译一类任务，输入和输出都是序列。经典做法：编码器 RNN 读完整句，最后的隐藏状态就是整句的“总摘要”；
@@ -469,7 +463,7 @@ s2s_steps = 300 if QUICK else 1500
 test_lengths = [4, 8, 12, 16]
 plain = train_seq2seq(attention=False, steps=s2s_steps)
 acc_plain = accuracy_by_length(plain, test_lengths)
-print("不带 attention：", {L: round(a, 3) for L, a in zip(test_lengths, acc_plain)})
+print("不带注意力：", {L: round(a, 3) for L, a in zip(test_lengths, acc_plain)})
 
 # %%
 assert acc_plain[0] > (0.8 if QUICK else 0.9)  # 短序列装得进总摘要
@@ -477,10 +471,11 @@ assert acc_plain[-1] < acc_plain[0] - 0.4  # 长的装不下：序列越长准�
 assert all(a >= b - 0.02 for a, b in zip(acc_plain, acc_plain[1:]))  # 而且一路下降
 
 # %% [markdown]
-# 短序列几乎全对，长序列错一大半（随机猜是 10%）。64 个数的“总行李箱”装 4 个符号绰绰有余，
-# 装 16 个就开始丢三落四——而且编码器读到末尾时，开头的符号已经被揉了十几次（第 2 节的衰减）。
+# 短序列几乎全对；序列越长准确率越低，长度 16 比长度 4 低了 40 个百分点以上（随机猜是 10%，具体的数见上面的打印）。
+# 64 个数的“总行李箱”装 4 个符号绰绰有余，装 16 个就开始丢三落四——
+# 而且编码器读到末尾时，开头的符号已经被揉了十几次（第 2 节的衰减）。
 #
-# ## 5. 让解码器回头看：Attention
+# ## 5. 让解码器回头看：注意力
 #
 # 补法：不要只给解码器一个总摘要，而是把编码器**每一步**的状态 $h_1, \dots, h_L$ 都留着。
 # 解码器写第 $i$ 个符号前，用自己的状态 $s_i$ 去和每个 $h_j$ 打分（这里是 $s_i W_a \cdot h_j$），
@@ -493,13 +488,13 @@ assert all(a >= b - 0.02 for a, b in zip(acc_plain, acc_plain[1:]))  # 而且一
 # %%
 attn = train_seq2seq(attention=True, steps=s2s_steps)
 acc_attn = accuracy_by_length(attn, test_lengths)
-print("不带 attention：", {L: round(a, 3) for L, a in zip(test_lengths, acc_plain)})
-print("带 attention：  ", {L: round(a, 3) for L, a in zip(test_lengths, acc_attn)})
+print("不带注意力：", {L: round(a, 3) for L, a in zip(test_lengths, acc_plain)})
+print("带注意力：  ", {L: round(a, 3) for L, a in zip(test_lengths, acc_attn)})
 
 fig, ax = plt.subplots(figsize=(7, 4.5))
 ax.plot(test_lengths, acc_plain, "o-", label=label("编码器-解码器，一个总摘要", "encoder-decoder, one summary vector"))
 ax.plot(test_lengths, acc_attn, "s-",
-        label=label("+ 对编码器各状态的 attention", "+ attention over the encoder states"))
+        label=label("+ 对编码器各状态的注意力", "+ attention over the encoder states"))
 ax.axhline(1 / K, color="gray", ls=":", label=label("随机猜", "random guessing"))
 ax.set_xlabel(label("序列长度", "sequence length"))
 ax.set_ylabel(label("复述对的符号比例", "symbols copied correctly"))
@@ -541,7 +536,7 @@ ax.set_xticks(range(12), [f"{j}\n{s}" for j, s in enumerate(labels)])
 ax.set_yticks(range(12), [f"{i}: {p}" for i, p in enumerate(pred_show[0])])
 ax.set_xlabel(label("原序列的位置 j（和那里的符号）", "source position j (and its symbol)"))
 ax.set_ylabel(label("解码器第 i 步：写出的符号", "decoder step i: symbol written"))
-ax.set_title(label("复述时的 attention 权重", "Attention weights while copying"))
+ax.set_title(label("复述时的注意力权重", "Attention weights while copying"))
 fig.colorbar(im, ax=ax, fraction=0.046, label=label("权重", "weight"))
 fig.tight_layout()
 show_figure(fig, "02_alignment.png")
@@ -562,14 +557,14 @@ assert on_diagonal > (0.8 if QUICK else 0.9)
 # - 反向时，梯度每往回一步就乘一次雅可比矩阵，随距离**几何衰减**；远处的输入几乎收不到训练信号。
 # - GRU 的门给旧状态开了一条近路，衰减慢得多，但仍是几何衰减——缓解，不是根治。
 # - 编码器-解码器只靠一个总摘要时，序列越长，复述得越差。
-# - Attention 让解码器每一步按需回看编码器的所有状态，长序列也能复述，对齐关系自己学出来。
+# - 注意力让解码器每一步按需回看编码器的所有状态，长序列也能复述，对齐关系自己学出来。
 #
-# 细看 attention 这一步：打分、softmax、加权求和，全是矩阵运算，并不依赖“一步一步传纸条”。
-# 那能不能干脆把 RNN 拿掉，只留 attention？这就是第三讲。
+# 细看注意力这一步：打分、softmax、加权求和，全是矩阵运算，并不依赖“一步一步传纸条”。
+# 那能不能干脆把 RNN 拿掉，只留注意力？这就是第三讲。
 #
 # ## 练习
 #
-# 5 道练习在 `tutorials/exercises/lecture02.py` 里：RNN 的一步（2.1）、GRU 的一步（2.2）、解码器的 attention（2.3）、
+# 5 道练习在 `tutorials/exercises/lecture02.py` 里：RNN 的一步（2.1）、GRU 的一步（2.2）、解码器的注意力（2.3）、
 # 推导一步的雅可比矩阵（2.4）、用它把梯度一步步往回传，亲眼看到几何衰减（2.5）。
 # 写好后运行下面这一格，或在终端里运行 `python -m tutorials.exercises check 02`。
 

@@ -11,16 +11,16 @@
 # ---
 
 # %% [markdown]
-# # 03 Attention 独立：QKV 与自注意力（Self-Attention）
+# # 03 注意力独立：QKV 与自注意力（self-attention）
 #
-# 上一讲里，Attention 是 RNN 解码器的“助手”：解码器每写一个词，回头对编码器的状态加权求和。
+# 上一讲里，注意力（attention）是 RNN 解码器的“助手”：解码器每写一个词，回头对编码器的状态加权求和。
 # 这一讲把它单独拿出来，回答三个问题：
 #
-# > **Attention 本身到底算了什么？它能不能离开 RNN 独立工作？代价是什么？**
+# > **注意力本身到底算了什么？它能不能离开 RNN 独立工作？代价是什么？**
 #
 # 实验清单：
 #
-# 1. 只用 minigrad 的基本运算写出 attention，与库里的 `F.scaled_dot_product_attention` 逐位比对（前向和梯度）；
+# 1. 只用 minigrad 的基本运算写出注意力，与库里的 `F.scaled_dot_product_attention` 逐位比对（前向和梯度）；
 # 2. 让 Q、K、V 由可学习的线性变换产生，在一个“代词找名词”的小任务上训练一层自注意力，
 #    看“它”是不是学会了盯住“猫”；
 # 3. 去掉 $1/\sqrt{d_k}$ 会怎样：softmax 饱和，梯度消失；
@@ -34,10 +34,10 @@
 # %% [markdown]
 # **学完这一讲，你能**：只用矩阵乘法和 softmax 写出缩放点积注意力，并证明它和库里的版本一致；
 # 说清 Q、K、V 各自的角色；解释 $1/\sqrt{d_k}$ 和因果遮罩各防住了什么；
-# 量出 attention 的代价（$T^2$）和好处（不必逐步计算），并说出“只用注意力”在小尺度上的短处。
+# 量出注意力的代价（$T^2$）和好处（不必逐步计算），并说出“只用注意力”在小尺度上的短处。
 #
-# **用时**（在 2 核 CPU 上实测的 CPU 时间；机器忙时墙钟时间更长）：
-# 运行本讲，快速版约 40 秒，完整版约 1 分钟（单独运行时，还要先把第 02 讲运行一遍）；最后有 5 道练习。
+# **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（在 2 核 CPU 上实测；单独运行时，还要先把第 02 讲运行一遍）；
+# 最后有 5 道练习。
 
 # %%
 from tutorials.course import CJK, QUICK, label, show_figure  # 最先导入：它要在 NumPy 载入前限定 BLAS 线程数
@@ -61,14 +61,15 @@ mg.manual_seed(0)
 rng = np.random.default_rng(0)
 
 # %% [markdown]
-# ## 1. 用基本运算写出 attention
+# ## 1. 用基本运算写出注意力
 #
 # 公式只有一行：
 #
 # $$\mathrm{Attention}(Q,K,V) = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V$$
 #
-# 拆开是三步：**匹配**（每个 query 和每个 key 做点积，得到分数）→ **归一化**（softmax 把一行分数变成和为 1 的权重）
-# → **取回**（按权重把 value 混合起来）。下面只用 `@`、`transpose`、`exp`、`sum`、除法写出它；
+# 拆开是三步：**匹配**（每个查询和每个键做点积，得到分数）→ **归一化**（softmax 把一行分数变成和为 1 的权重）
+# → **取回**（按权重把值混合起来）。查询、键、值（query、key、value）是注意力的三个角色，记作 Q、K、V。
+# 下面只用 `@`、`transpose`、`exp`、`sum`、除法写出它；
 # softmax 也是手写的：先减去每行最大值（不改变结果，但防止 `exp` 溢出）。
 
 # %%
@@ -118,8 +119,8 @@ print("attention_by_hand 通过了 gradcheck")
 #
 # ## 2. Q、K、V 从哪来：一个“代词找名词”的小任务
 #
-# 自注意力（self-attention）里，Q、K、V 都来自同一句话的词向量 $X$，各乘一个可学习的矩阵：
-# $Q = XW_q,\ K = XW_k,\ V = XW_v$。同一个词，可以凭 key 里的某个特征“被选中”，交出的却是 value 里的另一个特征。
+# 自注意力（self-attention）里，Q、K、V 都来自同一句话的嵌入 $X$，各乘一个可学习的矩阵：
+# $Q = XW_q,\ K = XW_k,\ V = XW_v$。同一个词，可以凭键里的某个特征“被选中”，交出的却是值里的另一个特征。
 #
 # 我们造一个小语言。每句话有两个名词、一个代词，形如：
 #
@@ -129,15 +130,15 @@ print("attention_by_hand 通过了 gradcheck")
 # 先后顺序随机。任务：读到代词时，说出它指的是**哪个名词**。在这个小语言里，“太 累 了”只说有生命的东西，
 # 所以答案就是句中与代词类别相符的那个名词。
 #
-# 模型只有一层 attention，而且**没有残差连接**：代词位置的输出只能是各位置 value 的加权和，
+# 模型只有一层注意力，而且**没有残差连接**：代词位置的输出只能是各位置值的加权和，
 # 再经过一个线性层给出“是哪个名词”。
 #
 # 还有一个细节，来自一次“失败”的实验：起初我们让代词可以看句中任何一个词，结果模型在不少句子里找到了捷径——
 # 把大部分注意力放在“没”“因为”或代词自己身上（三个代词各挑一个不同的词，等于把“我是哪个代词”存了下来），
 # 只给两个名词各留一丁点权重，再由最后的线性层按“代词类别 + 句中出现了哪些名词”猜答案。答案是对的，
-# 注意力却没有“看向”正确的名词。为了让实验真正检验 attention 的选择能力，我们只允许代词看句中的名词
-# （告诉模型哪些词是名词，就像给了它词性标注，但不告诉它哪个是答案）。这样输出只能是两个名词 value 的加权和：
-# 权重一半一半，模型就分不清；想答对，代词的 query 必须学会和正确名词的 key 对上。
+# 注意力却没有“看向”正确的名词。为了让实验真正检验注意力的选择能力，我们只允许代词看句中的名词
+# （告诉模型哪些词是名词，就像给了它词性标注，但不告诉它哪个是答案）。这样输出只能是两个名词值的加权和：
+# 权重一半一半，模型就分不清；想答对，代词的查询必须学会和正确名词的键对上。
 # 这种“只许看某些位置”的遮挡叫作遮罩（mask），第 6 节还会用到它。
 #
 # **先猜一猜**：只训练几百步，在没见过的句子上，代词放在正确名词上的注意力权重会有多大？0.6？0.9？接近 1？
@@ -185,7 +186,7 @@ def encode(batch):
 
 # %%
 class PronounAttention(nn.Module):
-    """词向量 + 位置向量 → 一层自注意力（没有残差）→ 在代词的位置读出答案。"""
+    """嵌入 + 位置向量 → 一层自注意力（没有残差）→ 在代词的位置读出答案。"""
 
     def __init__(self, vocab, seq, d):
         super().__init__()
@@ -247,8 +248,8 @@ assert (w_ref > 0.5).mean() > (0.95 if QUICK else 0.98)  # ……几乎每一句
 
 # %% [markdown]
 # 模型从没被告知“它 = 动物”。它只看到“答对了”或“答错了”，反向传播就把 $W_q$、$W_k$ 调成了这样：
-# “它”的 query 与动物名词的 key 点积大，“他”的 query 与男性名词的 key 点积大……
-# 下面把 attention 画出来。要显示汉字，matplotlib 需要一个中文字体；没有的话，就用英文注释代替。
+# “它”的查询与动物名词的键点积大，“他”的查询与男性名词的键点积大……
+# 下面把注意力画出来。要显示汉字，matplotlib 需要一个中文字体；没有的话，就用英文注释代替。
 
 # %%
 GLOSS = {"小明": "Xiaoming", "爸爸": "dad", "哥哥": "brother", "爷爷": "grandpa", "小红": "Xiaohong",
@@ -285,7 +286,7 @@ ax.set_xticks(range(SEQ), [word(w) for w in example], rotation=45 if not CJK els
 ax.set_yticks(range(SEQ), [word(w) for w in example])
 ax.set_xlabel(label("key（被看的词）", "key"))
 ax.set_ylabel(label("query（在看的词）", "query"))
-ax.set_title(label("整句的 attention（只有代词那一行被训练）", "attention (only the pronoun row is trained)"))
+ax.set_title(label("整句的注意力（只有代词那一行被训练）", "attention (only the pronoun row is trained)"))
 ax.add_patch(plt.Rectangle((-0.5, PRON_POS - 0.5), SEQ, 1, fill=False, ec="crimson", lw=2))
 fig.colorbar(im, ax=ax, fraction=0.046)
 
@@ -312,11 +313,11 @@ for s in examples:
 
 # %% [markdown]
 # 右图每一行是一句话里代词那一行的权重。注意同一对名词（“小红”“爸爸”）换了代词（他→她），
-# 视线就跟着换了目标：query 由代词决定，key 由名词决定，匹配分数决定看谁。
+# 视线就跟着换了目标：查询由代词决定，键由名词决定，匹配分数决定看谁。
 #
 # 这个小语言故意简单：答案只取决于代词的类别。真实句子里，“猫没过马路因为**它太宽了**”中的“它”指马路——
-# 要先读到“宽”，再回头找名词。只有一层 attention 时，“它”这个位置的 query 只由“它”自己算出，还读不到后面的“宽”；
-# 这就需要把多层 attention 叠起来（第五讲）。
+# 要先读到“宽”，再回头找名词。只有一层注意力时，“它”这个位置的查询只由“它”自己算出，还读不到后面的“宽”；
+# 这就需要把多层注意力叠起来（第五讲）。
 #
 # ## 3. 为什么要除以 $\sqrt{d_k}$
 #
@@ -324,9 +325,9 @@ for s in examples:
 # 维度越高，分数的尺度越大；softmax 遇到很大的分数差，就会把几乎全部权重给最大的那一个——“非 0 即 1”。
 # 这时 softmax 的导数几乎处处为 0，梯度传不回去。除以 $\sqrt{d_k}$ 把分数的方差拉回 1。
 #
-# 实验：16 个 key，随机的 q、k，测 softmax 分布的熵（越小越“尖”）和传到分数上的梯度大小。
+# 实验：16 个键，随机的 q、k，测 softmax 分布的熵（越小越“尖”）和传到分数上的梯度大小。
 #
-# **先猜一猜**：$d_k = 1024$、不缩放时，16 个 key 上 softmax 的熵更接近均匀分布的 $\ln 16 \approx 2.77$，还是接近 0？
+# **先猜一猜**：$d_k = 1024$、不缩放时，16 个键上 softmax 的熵更接近均匀分布的 $\ln 16 \approx 2.77$，还是接近 0？
 
 # %%
 dims = [4, 16, 64, 256, 1024]
@@ -383,12 +384,12 @@ assert grad_r[-1] < 0.1 * grad_s[-1]  # ……不到有缩放时的十分之一
 #
 # ## 4. 代价：长度的平方
 #
-# 每个 query 都要和每个 key 比一次，分数矩阵是 $T\times T$。长度翻倍，分数矩阵的元素数、乘法次数
+# 每个查询都要和每个键比一次，分数矩阵是 $T\times T$。长度翻倍，分数矩阵的元素数、乘法次数
 # （约 $2\cdot 2T^2d$：一次 $QK^\top$，一次乘 $V$）和内存都变成 4 倍。
 # 内存用 `tracemalloc` 测（NumPy 的数组分配会报告给它），拟合出“内存 ∝ $T^{\,p}$”里的指数 $p$；
 # 时间只作参考——计时受机器负载影响，不作断言。
 #
-# **先猜一猜**：长度从 512 翻倍到 1024，一次 attention 的峰值内存变成原来的几倍？
+# **先猜一猜**：长度从 512 翻倍到 1024，一次注意力计算的峰值内存变成原来的几倍？
 
 # %%
 lengths = [128, 256, 512, 1024] if QUICK else [128, 256, 512, 1024, 2048]
@@ -421,8 +422,8 @@ axes[1].loglog(lengths, np.array(seconds) * 1e3, "o-", base=2,
                label=label("实测时间（仅供参考）", "measured time (information only)"))
 axes[1].loglog(lengths, seconds[-1] * 1e3 * (ref / ref[-1]) ** 2, ":", color="gray", base=2, label="∝ T²")
 axes[1].set_ylabel("ms")
-for ax, title in zip(axes, [label("attention 前向：峰值内存", "attention forward: peak memory"),
-                            label("attention 前向：时间", "attention forward: time")]):
+for ax, title in zip(axes, [label("注意力前向：峰值内存", "attention forward: peak memory"),
+                            label("注意力前向：时间", "attention forward: time")]):
     ax.set_xlabel(label("序列长度 T", "sequence length T"))
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
@@ -439,11 +440,11 @@ assert 1.8 < exponent < 2.2  # 整条曲线都是 T²：不是 T（那是 RNN �
 # %% [markdown]
 # ## 5. 好处：不必一步一步来
 #
-# RNN 的第 $t$ 步要等第 $t-1$ 步算完，一句 $T$ 个词就是 $T$ 步**串行**计算。自注意力里所有 query 和所有 key
+# RNN 的第 $t$ 步要等第 $t-1$ 步算完，一句 $T$ 个词就是 $T$ 步**串行**计算。自注意力里所有查询和所有键
 # 的匹配是**同一次**矩阵乘法，位置之间没有先后依赖。我们数一数计算图里从输入到输出最长的那条依赖链
 # （必须一个接一个做的运算个数），再量一量训练一步（前向 + 反向传播）的时间随长度怎么变。
 #
-# **先猜一猜**：句子从 8 个词加长到 128 个词，RNN 和 attention 的最长依赖链各会变成多长？
+# **先猜一猜**：句子从 8 个词加长到 128 个词，RNN 和注意力的最长依赖链各会变成多长？
 
 # %%
 def longest_chain(y):
@@ -489,7 +490,7 @@ for n in seq_lengths:
 per_token = np.diff(chain["rnn"]) / np.diff(seq_lengths)  # 每多一个词元，RNN 的链长几步
 print("T：                  ", seq_lengths)
 print("最长依赖链，RNN：      ", chain["rnn"])
-print("最长依赖链，attention：", chain["attention"])
+print("最长依赖链，注意力：", chain["attention"])
 assert len(set(chain["attention"])) == 1  # 不管多长，都是那几个运算
 assert len(set(per_token)) == 1 and per_token[0] >= 1  # RNN：每个词元都在链上多加同样的几步，没有例外
 
@@ -511,9 +512,9 @@ for n in step_lengths:
         step_ms[name].append(best * 1e3)
 lead = np.array(step_ms["rnn"]) / np.array(step_ms["attention"])
 for n, r, a, x in zip(step_lengths, step_ms["rnn"], step_ms["attention"], lead):
-    print(f"T={n:4d}  训练一步：RNN {r:8.1f} ms，attention {a:7.1f} ms，attention 快 {x:4.1f} 倍")
+    print(f"T={n:4d}  训练一步：RNN {r:8.1f} ms，注意力 {a:7.1f} ms，注意力快 {x:4.1f} 倍")
 growth = {name: float(np.polyfit(np.log(step_lengths), np.log(ms), 1)[0]) for name, ms in step_ms.items()}
-print(f"时间 ∝ T^p：RNN 的 p ≈ {growth['rnn']:.2f}，attention 的 p ≈ {growth['attention']:.2f}")
+print(f"时间 ∝ T^p：RNN 的 p ≈ {growth['rnn']:.2f}，注意力的 p ≈ {growth['attention']:.2f}")
 
 fig, ax = plt.subplots(figsize=(7, 4.2))
 ax.loglog(step_lengths, step_ms["rnn"], "o-", base=2, label=label("RNN（T 步一个接一个）", "RNN (T steps, one by one)"))
@@ -526,12 +527,12 @@ ax.grid(True, alpha=0.3)
 ax.legend()
 fig.tight_layout()
 show_figure(fig, "03_step_time.png")
-assert lead.min() > 1.3  # 每个长度上，attention 训练一步都更快（计时有波动，阈值故意放宽）
+assert lead.min() > 1.3  # 每个长度上，注意力训练一步都更快（计时有波动，阈值故意放宽）
 
 # %% [markdown]
-# 每个长度上 attention 都更快：RNN 的 $T$ 个小步骤每一步都要付一次调度的开销，attention 只付几次。
-# 但也要看清另一面：attention 的计算量按 $T^2$ 涨（第 4 节），RNN 只按 $T$ 涨，所以在一台 CPU 上，
-# 长度越长，attention 领先得越少（上面打印的倍数）。GPU 上情形反过来：$T^2$ 的计算分给成千上万个核心同时做，
+# 每个长度上注意力都更快：RNN 的 $T$ 个小步骤每一步都要付一次调度的开销，注意力只付几次。
+# 但也要看清另一面：注意力的计算量按 $T^2$ 涨（第 4 节），RNN 只按 $T$ 涨，所以在一台 CPU 上，
+# 长度越长，注意力领先得越少（上面打印的倍数）。GPU 上情形反过来：$T^2$ 的计算分给成千上万个核心同时做，
 # 而 RNN 的 $T$ 步仍然只能一步一步等——依赖链的长度才是决定性的。这就是 2017 年的论文敢把 RNN 拆掉的底气。
 #
 # ## 6. 预告：因果遮罩挡住未来
@@ -593,10 +594,10 @@ assert p_causal[0, 0] == 1.0  # 第一个 query 只看得见自己
 # %% [markdown]
 # ## 7. 只用注意力，能比 RNN 猜得准吗？
 #
-# 讲义说，2017 年那篇论文去掉了 RNN、只靠 attention，结果比 RNN 既好又快。“快”我们在第 5 节量过了。
+# 讲义说，2017 年那篇论文去掉了 RNN、只靠注意力，结果比 RNN 既好又快。“快”我们在第 5 节量过了。
 # “好”呢？在第 01 讲的尺子上比一比：一个**只用注意力**的字符语言模型（没有 RNN），和第 02 讲训练好的 RNN，
-# **参数一样多**（都是一万一千个左右），**训练时间差不多**。第 5 节量过，长度 64 时 attention 这一层训练一步比 RNN
-# 快得多；整个模型一步里还有词向量、输出层和优化器这些两者共有的开销，算下来 RNN 训练 $N$ 步的时间，
+# **参数一样多**（都是一万一千个左右），**训练时间差不多**。第 5 节量过，长度 64 时注意力这一层训练一步比 RNN
+# 快得多；整个模型一步里还有嵌入、输出层和优化器这些两者共有的开销，算下来 RNN 训练 $N$ 步的时间，
 # 大约够注意力模型训练 $2N$ 步。我们就给它 $2N$ 步（每批数据一样大；两者实际用的时间都打印出来，可以对一对）。
 #
 # 模型很简单：每个字符的向量加上它位置的向量，经过一层带因果遮罩的自注意力（4 个头，每个头各自算一套 Q、K、V，
@@ -614,7 +615,7 @@ V = ys.vocab_size
 
 
 class AttentionLM(nn.Module):
-    """词向量 + 位置向量 → 一层因果自注意力（多头、带残差）→ 每个位置猜下一个字符。没有 RNN，也没有 MLP。"""
+    """嵌入 + 位置向量 → 一层因果自注意力（多头、带残差）→ 每个位置猜下一个字符。没有 RNN，也没有 MLP。"""
 
     def __init__(self, vocab, d, n_head, block):
         super().__init__()
@@ -681,11 +682,11 @@ assert gap > 3 * gap_err  # 在这个尺度上，RNN 赢了：步数加倍，只
 # %% [markdown]
 # **更正**：在这个尺度上，讲义的说法不成立。参数一样多，训练时间差不多（步数是 RNN 的两倍），
 # 只用注意力的模型在尺子上输给了 RNN。原因在于它们各自能做什么运算：注意力层给每个位置的，
-# 是前面各位置的 value 的**加权平均**——对 value 来说是线性的混合；RNN 每读一个字符，都要把纸条过一次 tanh，
+# 是前面各位置的值的**加权平均**——对值来说是线性的混合；RNN 每读一个字符，都要把纸条过一次 tanh，
 # 一万来个参数全都花在“非线性地揉”上。看字符猜字符，主要靠最近几个字符组合起来的样子（第 01 讲的计数模型就是证据），
 # 这恰恰是 RNN 擅长、而一层线性混合不擅长的。
 #
-# 2017 年的论文并没有只留 attention：它的每一层都还有一个逐位置的 MLP（第 05 讲），模型大、数据多、用 GPU 训练——
+# 2017 年的论文并没有只留注意力：它的每一层都还有一个逐位置的 MLP（第 05 讲），模型大、数据多、用 GPU 训练——
 # 那时“快”换来的是同样时间里多得多的训练，“好”才随之而来。第 06、07 讲的 GPT 把注意力、MLP、残差、LayerNorm
 # 合在一起，第 07 讲的梯子会告诉你它们走到了哪一级。
 #
@@ -701,16 +702,16 @@ print("记下了第 03 讲的一级：只用注意力")
 # %% [markdown]
 # ## 小结
 #
-# - Attention = 匹配（$QK^\top$）→ 归一化（softmax）→ 取回（乘 $V$），全是矩阵运算，不需要 RNN。
-# - Q、K、V 是同一批词向量的三种线性变换；训练让“它”的 query 学会去找动物名词的 key。
+# - 注意力 = 匹配（$QK^\top$）→ 归一化（softmax）→ 取回（乘 $V$），全是矩阵运算，不需要 RNN。
+# - Q、K、V 是同一批嵌入的三种线性变换；训练让“它”的查询学会去找动物名词的键。
 # - $1/\sqrt{d_k}$ 让分数的尺度不随维度增长，softmax 不饱和，梯度不消失。
 # - 代价是 $T^2$：长度翻倍，分数矩阵和内存都变成 4 倍。
-# - 好处是并行：依赖链的长度与句子长短无关，而 RNN 每个词都要多走一步；训练一步的时间，attention 在每个长度上都更短。
+# - 好处是并行：依赖链的长度与句子长短无关，而 RNN 每个词都要多走一步；训练一步的时间，注意力在每个长度上都更短。
 # - 因果遮罩让每个位置只看过去——第六讲 GPT 的核心。
-# - 但“只用注意力”在小尺度上并不比 RNN 猜得准：一层注意力只是 value 的线性混合。要更好，还得配上 MLP、残差，
+# - 但“只用注意力”在小尺度上并不比 RNN 猜得准：一层注意力只是值的线性混合。要更好，还得配上 MLP、残差，
 #   叠成更深更大的模型（第 05–07 讲）。
 #
-# 但 attention 还有一个盲点：它对词的**顺序**毫不在意——把句子打乱，每个词得到的加权和不变。
+# 但注意力还有一个盲点：它对词的**顺序**毫不在意——把句子打乱，每个词得到的加权和不变。
 # 第四讲的位置编码来补这个缺口。
 #
 # ## 练习

@@ -86,7 +86,7 @@ for i, ch in enumerate("狗咬人"):
 
 # 人咬狗就是按 (2, 1, 0) 的次序读狗咬人；它的输出就是狗咬人的输出按同样的次序排。
 perm = [2, 1, 0]
-assert np.allclose(out_b, out_a[perm], atol=1e-6), "without positions, attention only permutes its outputs"
+assert np.allclose(out_b, out_a[perm], atol=1e-6), "不给位置时，注意力只是把输出换了个顺序"
 assert np.allclose(out_a.mean(axis=0), out_b.mean(axis=0), atol=1e-6)
 
 # %% [markdown]
@@ -125,7 +125,7 @@ print(f"加上位置以后，人咬狗的输出和重排过的狗咬人的输出
 for i, ch in enumerate("狗咬人"):
     j = "人咬狗".index(ch)
     print(f"“{ch}” 在狗咬人里：{np.round(pos_a[i, :4], 3)}   在人咬狗里：{np.round(pos_b[j, :4], 3)}")
-assert gap > 0.1, "with a position signal the two sentences must no longer be permutations of each other"
+assert gap > 0.1, "加上位置信号后，两句话的输出不应再是彼此的重排"
 assert not np.allclose(pos_a.mean(axis=0), pos_b.mean(axis=0), atol=1e-2)
 
 # %% [markdown]
@@ -179,9 +179,9 @@ show_figure(fig, "04_position_similarity.png")
 print("距离 0..10 的余弦相似度：", np.round(cosine[:11], 3))
 near, middle, far = cosine[1:5].mean(), cosine[8:17].mean(), cosine[32:129].mean()
 print(f"平均相似度：距离 1–4 {near:.3f} > 8–16 {middle:.3f} > 32–128 {far:.3f}")
-assert np.all(np.diff(cosine[:11]) < 0), "over a short range, similarity falls with every step of distance"
+assert np.all(np.diff(cosine[:11]) < 0), "在近处，距离每远一步，相似度都下降"
 assert near > middle > far
-assert np.allclose(cosine, cosine_elsewhere, atol=1e-4), "similarity depends on the distance only"
+assert np.allclose(cosine, cosine_elsewhere, atol=1e-4), "相似度只取决于距离"
 
 # %% [markdown]
 # 在近处（这里是 10 步以内），相似度随距离一步一步严格下降；再往远处，曲线有起伏，但整体仍在走低。
@@ -307,8 +307,8 @@ assert position_norm > 10 * token_norm
 
 # %%
 for pos_encoding in ("learned", "sinusoidal", "rope"):
-    assert trained_acc[pos_encoding] > 0.9, f"{pos_encoding} should solve the task at the trained length"
-assert trained_acc["none"] < 0.7, "without positions the task should stay out of reach"
+    assert trained_acc[pos_encoding] > 0.9, f"{pos_encoding} 在训练长度上应能做对这个任务"
+assert trained_acc["none"] < 0.7, "不给位置，这个任务应当做不出来"
 assert trained_acc["none"] < min(trained_acc[p] for p in ("learned", "sinusoidal", "rope")) - 0.25
 
 # %% [markdown]
@@ -390,9 +390,9 @@ fig.tight_layout()
 show_figure(fig, "04_length_extrapolation.png")
 
 unseen_acc = {p: float(long_acc[p][unseen].mean()) for p in ENCODINGS}
-assert long_acc["learned"][seen].mean() > 0.9, "learned still works where it was trained"
-assert unseen_acc["learned"] < 0.35, "rows nobody trained give (close to) random answers"
-assert unseen_acc["rope"] > 0.8, "RoPE carries over beyond the trained length"
+assert long_acc["learned"][seen].mean() > 0.9, "可学习的位置表在训练过的位置上仍然管用"
+assert unseen_acc["learned"] < 0.35, "没人训练过的行给出的（几乎）是瞎猜"
+assert unseen_acc["rope"] > 0.8, "RoPE 在训练长度之外照样管用"
 assert unseen_acc["rope"] > unseen_acc["sinusoidal"] + 0.3
 assert unseen_acc["rope"] > unseen_acc["learned"] + 0.3
 
@@ -441,10 +441,10 @@ fig.tight_layout()
 show_figure(fig, "04_sinusoidal_does_not_extrapolate.png")
 
 sin_seen, sin_unseen = float(long_loss["sinusoidal"][seen].mean()), float(long_loss["sinusoidal"][unseen].mean())
-assert sin_seen < 0.1, "where it was trained the sinusoidal model is sure and right"
-assert sin_unseen > sin_seen + 1.0, "past block_size its loss jumps: the sinusoidal encoding does not extrapolate"
-assert sin_unseen > np.log(V), "there it does worse than guessing: it is confidently wrong"
-assert sin_unseen > float(long_loss["rope"][unseen].mean()) + 1.0, "where RoPE carries over, sinusoidal does not"
+assert sin_seen < 0.1, "在训练过的位置上，sinusoidal 模型有把握而且答对"
+assert sin_unseen > sin_seen + 1.0, "过了 block_size 损失一下子跳上去：正弦余弦编码不能外推"
+assert sin_unseen > np.log(V), "在那里它比瞎猜还差：错得很有把握"
+assert sin_unseen > float(long_loss["rope"][unseen].mean()) + 1.0, "RoPE 能外推的地方，sinusoidal 不能"
 
 # %% [markdown]
 # 在训练长度以内，三种编码的损失都接近 0；一过 `block_size`（竖线），sinusoidal 的损失就跳了上去（上面打印的数，
@@ -469,7 +469,7 @@ pairs = [(3, 0), (13, 10), (50, 47)]
 dots = [rotated_dot(m, n) for m, n in pairs]
 print("q 在位置 m、k 在位置 n，m - n = 3：", {f"(m={m}, n={n})": round(d, 5) for (m, n), d in zip(pairs, dots)})
 print("对照：m - n = 5 时", round(rotated_dot(15, 10), 5))
-assert np.allclose(dots, dots[0], atol=1e-4), "RoPE scores depend on the relative position only"
+assert np.allclose(dots, dots[0], atol=1e-4), "RoPE 的分数只取决于相对位置"
 assert abs(rotated_dot(15, 10) - dots[0]) > 1e-2
 
 # %% [markdown]
@@ -568,9 +568,9 @@ for line in ("白日依山尽", "床前看月光"):
     print(f"判为原句的概率（{line} / {line[::-1]}）：" + "；".join(
         f"{name} {p[0]:.2f} / {p[1]:.2f}" for name, p in p_real.items()))
 
-assert order_gap["不加位置"] < 1e-4, "without positions a line and its reversal get the same scores"
-assert abs(order_acc["不加位置"] - 0.5) < 0.01, "so it is right on one of each pair, however long we train"
-assert order_acc["加位置表"] > 0.6, "with a position table the order can be learned"
+assert order_gap["不加位置"] < 1e-4, "不给位置时，一句诗和它的倒句得分相同"
+assert abs(order_acc["不加位置"] - 0.5) < 0.01, "所以每一对里它只能对一个，练多久都一样"
+assert order_acc["加位置表"] > 0.6, "加一张位置表，语序就学得会"
 
 # 两个分类器在“白日依山尽”上每个座位看哪里；倒句的注意力按座位换回原句的次序再比：
 # 不加位置时是同一张图，加了位置就不是。

@@ -107,7 +107,7 @@ eight_heads = attention_multiplications(T_COUNT, 512, n_head=8)
 print(f"{'乘法次数':<16} {'1 个头 × 512 维':>16} {'8 个头 × 64 维':>16}")
 for key in one_head:
     print(f"{key:<18} {one_head[key]:>16,} {eight_heads[key]:>16,}")
-assert one_head == eight_heads, "8 heads of 64 should do exactly the multiplications of 1 head of 512"
+assert one_head == eight_heads, "8 个 64 维的头，乘法次数应与 1 个 512 维的头完全相同"
 
 # %% [markdown]
 # 每一行都相等。直观地说：一个 512 维的头算分数时，每对位置做 512 次乘法；8 个 64 维的头，每对位置每个头做 64 次，
@@ -127,7 +127,7 @@ attention_params = {
 formula = 4 * C_COUNT**2 + 4 * C_COUNT
 print(f"注意力层的参数：1 个头 {attention_params[1]:,}，8 个头 {attention_params[8]:,}；"
       f"公式 4C² + 4C = {formula:,}")
-assert attention_params[1] == attention_params[8] == formula, "the heads share the four matrices: no extra parameter"
+assert attention_params[1] == attention_params[8] == formula, "各个头分用同样的四个矩阵：一个参数也不多"
 
 # %% [markdown]
 # ## 2. 亲手写多头注意力：头就是一个批量维度
@@ -179,7 +179,7 @@ with mg.no_grad():
 attention_gap = float(np.abs(mine.numpy() - expected).max())
 print(f"亲手写的多头注意力 vs minigpt.CausalSelfAttention：最大差 {attention_gap:.1e}"
       f"（输出的量级 {np.abs(expected).max():.1f}）")
-assert attention_gap < 1e-12, "the hand-written multi-head attention should be minigpt's, to float64 rounding"
+assert attention_gap < 1e-12, "手写的多头注意力应与 minigpt 的一致，差别只在 float64 的舍入误差"
 
 # %% [markdown]
 # 两边只差 float64 的舍入误差：`minigpt/model.py` 里的 `CausalSelfAttention.forward` 做的就是上面这十几行
@@ -292,13 +292,13 @@ fig.suptitle(label(f"同时取回前 1 个和前 3 个词元：两个都答对�
 show_figure(fig, "05_one_head_two_relations.png")
 
 # %%
-assert count_parameters(lookup_models[1]) == count_parameters(lookup_models[2]), "same width, same parameters"
-assert lookup_scores[2]["both"] > 0.95, "two heads of width 8 solve the task"
-assert lookup_scores[1]["both"] < 0.5, "one head of width 16 cannot return both tokens"
-assert min(lookup_scores[1]["mass"][0]) > 0.2, "the single head splits its attention between the two places"
+assert count_parameters(lookup_models[1]) == count_parameters(lookup_models[2]), "宽度一样，参数个数也一样"
+assert lookup_scores[2]["both"] > 0.95, "两个宽 8 的头能做对这个任务"
+assert lookup_scores[1]["both"] < 0.5, "一个宽 16 的头没法同时给出两个词元"
+assert min(lookup_scores[1]["mass"][0]) > 0.2, "单个头把注意力分给了两处"
 (near_0, far_0), (near_1, far_1) = lookup_scores[2]["mass"]
-assert max(near_0, near_1) > 0.8 and max(far_0, far_1) > 0.8, "each relation has a head that looks only there"
-assert np.argmax([near_0, near_1]) != np.argmax([far_0, far_1]), "and they are two different heads"
+assert max(near_0, near_1) > 0.8 and max(far_0, far_1) > 0.8, "每种关系都有一个只看那里的头"
+assert np.argmax([near_0, near_1]) != np.argmax([far_0, far_1]), "而且是两个不同的头"
 
 # %% [markdown]
 # 两个头的模型把题做对了，而且分工一目了然：一个头只看前 1 个，另一个头只看前 3 个（上图中间和右边，
@@ -391,12 +391,12 @@ ax.legend()
 fig.tight_layout()
 show_figure(fig, "05_head_roles.png")
 
-assert np.all(np.abs(preference_before - 1) < 0.25), "before training every head attends (almost) uniformly"
+assert np.all(np.abs(preference_before - 1) < 0.25), "训练前每个头的注意力都（几乎）是均匀的"
 spread_before = preference_before.max() / preference_before.min()
 spread_after = preference_after.max() / preference_after.min()
 print(f"最爱看边界的头与最不爱看的头之比：训练前 {spread_before:.2f}，训练后 {spread_after:.2f}")
-assert preference_after.max() > 2.0, "after training some head looks mostly at spaces and newlines"
-assert spread_before < 2.5 < spread_after, "the heads have split the work: they no longer all look alike"
+assert preference_after.max() > 2.0, "训练后有的头主要看空格和换行"
+assert spread_before < 2.5 < spread_after, "各个头分了工：不再都一个样"
 
 # %% [markdown]
 # 训练前，每个头的比值都在 1 附近：权重都是很小的随机数，注意力分数都接近 0，softmax 之后就是“前文每个字符平均看一眼”。
@@ -511,8 +511,8 @@ for ax in (ax_std, ax_add):
 fig.tight_layout()
 show_figure(fig, "05_layernorm_scale.png")
 
-assert added_plain[-5:].mean() > 20 * added_plain[:5].mean(), "without LayerNorm each layer adds more than the last"
-assert added_pre[-5:].mean() < 2 * added_pre[:5].mean(), "with pre-LN every layer adds about the same"
+assert added_plain[-5:].mean() > 20 * added_plain[:5].mean(), "没有 LayerNorm 时，每一层添的都比上一层多"
+assert added_pre[-5:].mean() < 2 * added_pre[:5].mean(), "用 Pre-LN 时，每一层添的差不多一样多"
 assert scale_pre[-1] < scale_plain[-1] / 4
 
 # %% [markdown]
@@ -605,8 +605,8 @@ for name, normalise in (("BatchNorm", lambda h: batch_norm(h, axis=(0, 1))), ("L
     leak[name] = (float(difference[0, :-1].max()), float(difference[1:].max()))
     print(f"{name}：第 0 段前面 15 个位置最多变了 {leak[name][0]:.2e}，同批其他 3 段最多变了 {leak[name][1]:.2e}")
 
-assert leak["BatchNorm"][0] > 1e-3 and leak["BatchNorm"][1] > 1e-3, "BatchNorm lets the last position reach all others"
-assert leak["LayerNorm"] == (0.0, 0.0), "LayerNorm keeps every position to itself: nothing leaks"
+assert leak["BatchNorm"][0] > 1e-3 and leak["BatchNorm"][1] > 1e-3, "BatchNorm 让最后一个位置影响到了其他所有位置"
+assert leak["LayerNorm"] == (0.0, 0.0), "LayerNorm 让每个位置只管自己：一点也不泄漏"
 
 # %% [markdown]
 # BatchNorm 下，改动最后一个位置，前面 15 个位置的输出全都变了，连同批别的段落也跟着变；
@@ -649,7 +649,7 @@ err_linear = best_affine_fit_error(X.numpy(), two_linear)
 err_gelu = best_affine_fit_error(X.numpy(), with_gelu)
 print(f"最好的单个矩阵的相对误差：线性-线性 {err_linear:.1e}，线性-GELU-线性 {err_gelu:.3f}")
 assert err_linear < 1e-4
-assert err_gelu > 0.05, "with GELU in between, no single matrix reproduces the MLP"
+assert err_gelu > 0.05, "中间夹了 GELU，任何单个矩阵都复现不了这个 MLP"
 
 # %% [markdown]
 # 没有 GELU，两层的输出和一个矩阵的输出只差 float32 的舍入误差；有了 GELU，
@@ -731,13 +731,13 @@ fig.tight_layout()
 show_figure(fig, "05_post_vs_pre_ln.png")
 
 final = {k: float(v[-20:].mean()) for k, v in deep_losses.items()}
-assert all(np.isfinite(v).all() for v in deep_losses.values()), "both variants should train without blowing up"
+assert all(np.isfinite(v).all() for v in deep_losses.values()), "两种写法都应能训练，不会发散"
 pre_spread = max(init_grads["pre"]) / min(init_grads["pre"])
 post_spread = max(init_grads["post"]) / min(init_grads["post"])
 print(f"初始化时各 Block 梯度的最大值 / 最小值：Pre-LN {pre_spread:.1f}，Post-LN {post_spread:.1f}")
-assert pre_spread < 3, "pre-LN: every block gets a gradient of about the same size"
-assert post_spread > 3 * pre_spread, "post-LN: the blocks' gradients are far from even"
-assert final["pre"] < final["post"] - 0.1, "at this depth, without warmup, pre-LN trains faster"
+assert pre_spread < 3, "Pre-LN：每个 block 得到的梯度大小差不多"
+assert post_spread > 3 * pre_spread, "Post-LN：各个 block 的梯度相差悬殊"
+assert final["pre"] < final["post"] - 0.1, "这么深、又不预热时，Pre-LN 训练得更快"
 
 # %% [markdown]
 # 左图：Pre-LN 的 12 个 Block 在初始化时拿到的梯度大小相近——那条纯加法通路把梯度原样送到每一层。
@@ -813,8 +813,8 @@ print(f"第 0 个 Block：亲手拼的 vs minigpt，最大差 {block_gap:.1e}")
 print(f"整个 GPT 的 logits：亲手拼的 vs minigpt，最大差 {gpt_gap:.1e}"
       f"（logits 的量级 {np.abs(logits_minigpt).max():.1f}）")
 print(f"对照：把精确的 GELU 换成 GPT-2 的 tanh 近似，最大差变成 {tanh_gap:.1e}")
-assert block_gap < 1e-12 and gpt_gap < 1e-12, "by hand, the whole GPT is minigpt's GPT, to float64 rounding"
-assert tanh_gap > 1e-8, "the check is sharp enough to see the difference between the two GELUs"
+assert block_gap < 1e-12 and gpt_gap < 1e-12, "亲手拼出的整个 GPT 就是 minigpt 的 GPT，差别只在 float64 的舍入误差"
+assert tanh_gap > 1e-8, "这个核对足够灵敏，看得出两种 GELU 的差别"
 
 # %% [markdown]
 # 亲手拼的 GPT 和 `minigpt.GPT` 只差 float64 的舍入误差；这个检查也足够灵敏——

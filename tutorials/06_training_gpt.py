@@ -102,7 +102,7 @@ x, y = get_batch(data.train, 8, BLOCK, np.random.default_rng(0))       # 一批�
 logits, loss = model(x, y)
 loss_before = loss.item()
 print(f"logits 的形状 {logits.shape}；损失 {loss_before:.4f}；ln(V) = {math.log(V):.4f}")
-assert abs(loss_before - math.log(V)) < 0.3, "an untrained model should be close to uniform guessing"
+assert abs(loss_before - math.log(V)) < 0.3, "没训练过的模型应接近瞎猜"
 
 # 反向传播：损失对每个参数的梯度
 loss.backward()
@@ -124,8 +124,8 @@ loss_after = loss.item()
 predicted = LR * grad_sq                     # 下降量的一阶估计：学习率 × |梯度|²
 print(f"同一批数据上的损失：{loss_before:.4f} -> {loss_after:.4f}"
       f"（降了 {loss_before - loss_after:.4f}；梯度预言的是约 {predicted:.4f}）")
-assert loss_after < loss_before, "one step against the gradient should lower the loss on that batch"
-assert 0.5 * predicted < loss_before - loss_after < 1.5 * predicted, "the gradient predicts the decrease"
+assert loss_after < loss_before, "逆着梯度走一步，这批数据上的损失应当下降"
+assert 0.5 * predicted < loss_before - loss_after < 1.5 * predicted, "梯度预测得出下降量"
 
 # %% [markdown]
 # 这就是训练的全部骨架，只是被拆开来慢放：
@@ -168,7 +168,7 @@ with mg.no_grad():
 print("一次前向得到的各位置损失：", np.round(per_position, 2))
 print("单独做 T 次得到的各位置损失：", np.round(one_by_one, 2))
 print(f"平均 {per_position.mean():.4f}，就是 model 返回的损失 {loss.item():.4f}")
-assert np.allclose(per_position, one_by_one, atol=1e-5), "one forward pass answers the T questions of T passes"
+assert np.allclose(per_position, one_by_one, atol=1e-5), "一次前向就答完了 T 次前向才答得完的 T 道题"
 print(f"所以一批 {x.shape[0]} 段、每段 {x.shape[1]} 个字符的训练数据是 {x.size} 道题，不是 {x.shape[0]} 道")
 
 # %% [markdown]
@@ -194,8 +194,8 @@ with mg.no_grad():
     logits_changed = model(changed)[0].numpy()[0]
 difference = np.abs(logits_original - logits_changed).max(axis=-1)   # (T,)：每个位置的最大变化
 print("每个位置 logits 的最大变化：", np.round(difference, 4))
-assert np.all(difference[:K] == 0.0), "no position before K may depend on the token at K"
-assert np.all(difference[K:] > 1e-4), "positions from K on see the change"
+assert np.all(difference[:K] == 0.0), "K 之前的位置都不应依赖第 K 个词元"
+assert np.all(difference[K:] > 1e-4), "从 K 起的位置都看得见这处改动"
 
 # 和只把前缀喂给模型得到的 logits 一样——生成时正是这样一个词元一个词元地做的。
 with mg.no_grad():
@@ -287,7 +287,7 @@ mg.viz.plots.plot_loss_curves(metrics, path=FIGURES / "06_loss_curve.png",
 show_image(FIGURES / "06_loss_curve.png")
 print(f"验证集损失 {initial['val']:.3f} -> {final['val']:.3f} 纳特每字符；"
       f"困惑度 e^损失 {math.exp(initial['val']):.1f} -> {math.exp(final['val']):.1f}（词表有 {V} 个字符）")
-assert final["val"] < initial["val"] - 1.0, "training should cut the validation loss by more than a nat"
+assert final["val"] < initial["val"] - 1.0, "训练应让验证集损失下降超过 1 纳特"
 assert final["train"] < initial["train"] - 1.0
 if not QUICK:
     assert final["val"] < 2.2
@@ -321,7 +321,7 @@ share_before = real_word_share_of(new_model())            # 同样的初始化�
 share_after = real_word_share_of(model)
 print(f"续写里是真单词的比例：训练前 {share_before:.0%}，训练后 {share_after:.0%}"
       f"（训练文本里共有 {len(english_words):,} 个不同的单词）")
-assert share_after > max(2 * share_before, share_before + 0.08), "after training, far more words are real words"
+assert share_after > max(2 * share_before, share_before + 0.08), "训练之后，真单词多得多"
 
 # %% [markdown]
 # 训练前是一串随机字符，偶尔碰巧拼出 “to”“me” 这样的短词；训练后，哪怕是这么小的模型也学会了剧本的样子：
@@ -377,10 +377,10 @@ ax.legend()
 fig.tight_layout()
 show_figure(fig, "06_loss_by_position.png")
 
-assert group_loss[0] > group_loss[1:].max() + 0.1, "position 0, which sees one character, is the hardest to predict"
-assert early == -1.0, "over the first positions, every extra character of context lowers the loss"
+assert group_loss[0] > group_loss[1:].max() + 0.1, "位置 0 只看得到一个字符，最难猜"
+assert early == -1.0, "在最前面几个位置，前文每多一个字符，损失就低一点"
 if not QUICK:
-    assert overall < -0.8, "the full-size model keeps gaining from context across the whole block"
+    assert overall < -0.8, "完整版的模型在整个 block 里都还在从前文得益"
 
 # %% [markdown]
 # 位置 0 的损失最高：它手里只有一个字符，和只看上一个字符的二元模型差不多。前几个位置的损失一个比一个低，
@@ -428,9 +428,9 @@ for name, t in cases.items():
           f"top-k=5 留下的 5 个共占概率 {kept[name]['top5_mass']:.2f}，"
           f"其中 {kept[name]['top5_noise']} 个的概率不到 2%")
 
-assert kept["peaked"]["top_p=0.9"] < kept["flat"]["top_p=0.9"], "top-p keeps few when sure, many when unsure"
-assert kept["peaked"]["top5_noise"] >= 2, "where the model is sure, top-k=5 keeps candidates it hardly believes in"
-assert kept["flat"]["top5_mass"] < 0.6, "where it is unsure, top-k=5 throws away much of the probability"
+assert kept["peaked"]["top_p=0.9"] < kept["flat"]["top_p=0.9"], "top-p 有把握时留得少，拿不准时留得多"
+assert kept["peaked"]["top5_noise"] >= 2, "模型有把握时，top-k=5 留下了它几乎不信的候选"
+assert kept["flat"]["top5_mass"] < 0.6, "模型拿不准时，top-k=5 扔掉了一大半概率"
 
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
 for ax, (name, t) in zip(axes, cases.items()):
@@ -475,7 +475,7 @@ for name, kwargs in settings:
 
 share_by_temperature = {tau: real_word_share_of(model, temperature=tau) for tau in (0.5, 1.5)}
 print("续写里是真单词的比例：" + "，".join(f"温度 {tau} {share:.0%}" for tau, share in share_by_temperature.items()))
-assert share_by_temperature[0.5] > share_by_temperature[1.5] + 0.1, "a hotter draw makes up more non-words"
+assert share_by_temperature[0.5] > share_by_temperature[1.5] + 0.1, "温度越高，编出的假词越多"
 
 # %% [markdown]
 # 温度 0 时模型每步都选最可能的字符，很快就陷进重复；温度高了，拼写开始乱，编出来的“词”多半查无此词；
@@ -499,7 +499,7 @@ for kwargs in (dict(temperature=0.0), dict(temperature=1.0, top_k=10)):
     with_cache = as_ids(cache_model.generate(start, 60, use_cache=True, **kwargs))
     mg.manual_seed(7)
     without_cache = as_ids(cache_model.generate(start, 60, use_cache=False, **kwargs))
-    assert np.array_equal(with_cache, without_cache), f"the cache must not change the tokens ({kwargs})"
+    assert np.array_equal(with_cache, without_cache), f"缓存不应改变生成的词元（{kwargs}）"
     print(f"{kwargs}：用与不用缓存，生成的 60 个词元完全相同")
 
 # %% [markdown]
@@ -539,8 +539,8 @@ show_figure(fig, "06_kv_cache.png")
 
 growth = float(np.polyfit(np.log(LENGTHS), np.log(speedup), 1)[0])   # 加速比 ∝ 长度^growth
 print(f"加速比随长度增长：在对数坐标下的斜率 {growth:.2f}（0 表示不随长度变化）")
-assert speedup[-1] > 1.0, "at the longest length the cache is faster"
-assert speedup[-1] > 1.5 * speedup[0] and growth > 0.15, "the longer the text, the more the cache saves"
+assert speedup[-1] > 1.0, "最长的那个长度上，缓存更快"
+assert speedup[-1] > 1.5 * speedup[0] and growth > 0.15, "文本越长，缓存省得越多"
 
 # %% [markdown]
 # 不缓存的耗时随长度大致按平方增长，缓存的耗时大致按直线增长，两者之比——加速比——随长度上升。
@@ -552,7 +552,7 @@ assert speedup[-1] > 1.5 * speedup[0] and growth > 0.15, "the longer the text, t
 # 莎士比亚是英文的，讲义的例子却都是中文的。`minigpt` 自带一份唐诗语料（`minigpt train --corpus tang`），
 # 三万五千首绝句和律诗，可它有六千多个不同的字：输出层比莎士比亚的大八十多倍，每一步也贵得多，
 # 在这里练上几分钟也只学得会一点皮毛。所以这一节取个巧：只用**全部由最常用的 1500 个字写成**的诗，去掉题目，
-# 字表小了四倍，几百步就能学会格律。这次也不手写训练循环，把诗写进一个文本文件，交给命令行
+# 词表小了四倍，几百步就能学会格律。这次也不手写训练循环，把诗写进一个文本文件，交给命令行
 # `minigpt train --data` 背后的函数 `train`。
 
 # %%
@@ -616,10 +616,10 @@ for name, t in poem_cases.items():
 mark_ids = [poet_tok.stoi[ch] for ch in "，。"]
 p_mark = {name: float(softmax(poem_logits[t:t + 1])[0, mark_ids].sum()) for name, t in poem_cases.items()}
 print(f"写满五个字之后，下一个是“，”或“。”的概率 {p_mark['peaked']:.2f}；下一句刚开头时 {p_mark['flat']:.3f}")
-assert p_mark["peaked"] > 0.2 and p_mark["peaked"] > 10 * p_mark["flat"], "it has learned where a line ends"
-assert poem_kept["peaked"]["top_p=0.9"] < poem_kept["flat"]["top_p=0.9"] / 1.5, "top-p keeps fewer where it is sure"
-assert poem_kept["peaked"]["top5_noise"] >= 3, "after five characters, top-k=5 keeps four it hardly believes in"
-assert poem_kept["flat"]["top5_mass"] < 0.5, "at the start of a line, five candidates are far too few"
+assert p_mark["peaked"] > 0.2 and p_mark["peaked"] > 10 * p_mark["flat"], "它学会了一句在哪里结束"
+assert poem_kept["peaked"]["top_p=0.9"] < poem_kept["flat"]["top_p=0.9"] / 1.5, "有把握的地方 top-p 留得更少"
+assert poem_kept["peaked"]["top5_noise"] >= 3, "写满五个字之后，top-k=5 留下了四个它几乎不信的候选"
+assert poem_kept["flat"]["top5_mass"] < 0.5, "在句首，五个候选远远不够"
 
 # %% [markdown]
 # 和第 6 节的结论一样，只是这次“很有把握”的位置是格律定下的：五个字写满，模型把一大块概率押在“，”“。”上，
@@ -650,8 +650,8 @@ for name, kwargs in knobs.items():
     print(f"--- {name}：合格律的句子 {poem_stats[name][0]:.0%}，不同的字占 {poem_stats[name][1]:.0%}")
     print(texts[0])
 
-assert poem_stats["温度 0.5"][0] > poem_stats["温度 1.5"][0], "a cooler draw keeps the form better"
-assert poem_stats["贪心"][1] < poem_stats["温度 1.0"][1] < poem_stats["温度 1.5"][1], "hotter draws use more characters"
+assert poem_stats["温度 0.5"][0] > poem_stats["温度 1.5"][0], "温度低时格律守得更好"
+assert poem_stats["贪心"][1] < poem_stats["温度 1.0"][1] < poem_stats["温度 1.5"][1], "温度越高，用字越杂"
 
 # %% [markdown]
 # 温度低，格律守得住一些，可用字贫乏、来回重复（贪心时最明显，几个字翻来覆去）；温度高，用字五花八门，

@@ -43,8 +43,8 @@
 # 用 `minigpt.train.train`（命令行 `minigpt train` 背后的函数）从零训练一个 GPT、保存、读回、续写；
 # 读懂损失的梯子，说出计数模型“记住”和 GPT“学会”的区别，以及规模为什么有用。
 #
-# **用时**（在 2 核 CPU 上实测的 CPU 时间；机器忙时墙钟时间更长）：
-# 运行本讲，快速版约 2 分钟，完整版约 5 分钟（单独运行时，还要先把第 01–03 讲运行一遍）；最后有 5 道练习。
+# **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（在 2 核 CPU 上实测；单独运行时，还要先把第 01–03 讲运行一遍）；
+# 最后有 5 道练习。
 
 # %%
 import tutorials
@@ -89,18 +89,18 @@ TABLE = [
     dict(lecture=1, problem="只看上一个字，常常猜不准", fix="让模型看更多的前文", name="上下文（n 元模型）",
          seen="01 §3", code=[]),
     dict(lecture=1, problem="编号之间没有远近，相似的字无从相似", fix="每个编号查表得到一串可学习的坐标",
-         name="词向量（embedding）", seen="01 §5", code=["minigrad.nn:Embedding"]),
+         name="嵌入（embedding）", seen="01 §5", code=["minigrad.nn:Embedding"]),
     dict(lecture=1, problem="参数成千上万，怎么知道每个该往哪调", fix="从损失出发，沿计算图逆序用链式法则",
          name="反向传播（自动求导）", seen="00 §3", code=["minigrad.tensor:Tensor.backward",
                                                        "minigrad.autograd:topological_order"]),
-    # 第 2 讲：RNN 和 attention 的诞生
+    # 第 2 讲：RNN 和注意力的诞生
     dict(lecture=2, problem="前文可以无限长，存不下", fix="把前文压成一张固定大小的摘要，逐字改写着往后传",
          name="RNN（隐藏状态）", seen="02 §1", code=[]),
     dict(lecture=2, problem="传得越远，早先的信息和梯度越淡", fix="用门控决定纸条上留什么、忘什么",
          name="梯度消失 → LSTM / GRU", seen="02 §2", code=[]),
     dict(lecture=2, problem="一个固定向量装不下整句话", fix="每输出一个词，都按相关程度回看原句的每个位置",
          name="Attention", seen="02 §5", code=["minigrad.functional:scaled_dot_product_attention"]),
-    # 第 3 讲：attention 独立
+    # 第 3 讲：注意力独立
     dict(lecture=3, problem="逐词传递又慢又丢信息", fix="同一批词通过三个矩阵变出 Q、K、V，两两匹配、一次算完",
          name="自注意力（QKV）", seen="03 §2", code=["minigpt.model:CausalSelfAttention"]),
     dict(lecture=3, problem="维度一大，分数太大，softmax 变成非 0 即 1", fix="分数除以 √d_k",
@@ -207,7 +207,7 @@ else:
     for row in TABLE:
         name, ok = section_exists(tutorials_dir, row["seen"])
         row["seen_file"] = name
-        assert ok, f"the table points at {row['seen']} ({name}), which does not exist"
+        assert ok, f"总表引用了 {row['seen']}（{name}），它不存在"
     print(f"表里引用的 {len(TABLE)} 个教程小节都在 {tutorials_dir} 里")
 
 # %% [markdown]
@@ -284,7 +284,7 @@ ax.legend()
 fig.tight_layout()
 show_figure(fig, "07_final_run.png")
 assert not result.interrupted and result.iter_num == config.max_iters
-assert last_val < first_val - 1.0, "the run should learn: the validation loss falls by more than a nat"
+assert last_val < first_val - 1.0, "这次训练应当学到东西：验证集损失下降超过 1 纳特"
 
 # %% [markdown]
 # 训练好的模型和分词表都存进了检查点目录。把它读回来，写一段；再让一个同样大小、**没训练过**的模型也写一段。
@@ -368,15 +368,40 @@ print(f"附带的 GPT：{about['settings']['n_layer']} 层、{about['settings'][
       f"命令：{about['command']}")
 
 
-def describe(rung: Rung) -> str:
+def describe(rung: Rung, english: bool = False) -> str:
+    """讲次 · 参数（或计数）个数 · 训练用时；english=True 给没有中文字体时的图注。"""
+    if english:
+        size = "—" if rung.size == 0 else f"{rung.size:,} " + rung.size_kind
+        return f"lecture {rung.lecture} · {size} · {format_seconds(rung.train_seconds, english)}"
     size = "—" if rung.size == 0 else f"{rung.size:,} " + ("个参数" if rung.size_kind == "parameters" else "个计数")
     return f"第 {rung.lecture} 讲 · {size} · {format_seconds(rung.train_seconds)}"
 
 
-def format_seconds(seconds: float) -> str:
+def format_seconds(seconds: float, english: bool = False) -> str:
     if seconds < 1:
+        if english:
+            return "no training" if seconds == 0 else "under 1 s"
         return "不用训练" if seconds == 0 else "不到 1 秒"
+    if english:
+        return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
     return f"{seconds:.0f} 秒" if seconds < 120 else f"{seconds / 60:.0f} 分钟"
+
+
+# 图上的名字走 label()：没有中文字体时换成英文，而不是一排方框。记录里只存中文名，英文名按 key 在这里查。
+ENGLISH_NAMES = {"uniform": "uniform guess", "unigram": "unigram (letter frequencies)",
+                 "bigram": "bigram (1 character back)", "rnn": "RNN", "gru": "GRU", "attention": "attention only",
+                 "small_gpt": "small GPT (this lecture)", "pretrained_gpt": "GPT (shipped with the course)"}
+
+
+def rung_label(rung: Rung, one_line: bool = False) -> str:
+    """梯子上一级在图上的名字；不是 one_line 时，括号另起一行。"""
+    if rung.key == "ngram":
+        english = f"{rung.extra['order'] + 1}-gram ({rung.extra['order']} characters back)"
+    else:
+        english = ENGLISH_NAMES.get(rung.key, rung.key.replace("_", " "))
+    if one_line:
+        return label(rung.name, english)
+    return label(rung.name.replace("（", "\n（"), english.replace(" (", "\n("))
 
 
 print(f"\n{'':24s}尺子上（纳特/字符）")
@@ -397,8 +422,8 @@ ax.axhline(best_count.score.nats, color="crimson", ls="--", lw=1,
                        f"best counting model ({best_count.score.nats:.3f})"))
 for x, rung in zip(xs, rungs):
     ax.text(x, rung.score.nats + 0.06, f"{rung.score.nats:.2f}", ha="center", fontsize=10)
-ax.set_xticks(xs, [f"{r.name.replace('（', chr(10) + '（')}\n{describe(r).replace(' · ', chr(10))}" for r in rungs],
-              fontsize=8)
+ax.set_xticks(xs, [f"{rung_label(r)}\n{label(describe(r), describe(r, english=True)).replace(' · ', chr(10))}"
+                  for r in rungs], fontsize=8)
 ax.set_ylabel(label("尺子上的交叉熵（纳特/字符，越低越好）", "held-out cross-entropy (nats per character)"))
 ax.set_title(label("损失的梯子：整门课的模型，同一段没见过的文本（灰：数出来的；蓝：训练出来的）",
                    "The loss ladder: every model of the course on the same held-out text"))
@@ -489,7 +514,7 @@ print(f"GPT 领先多少：窗口里读过 {order + 1}–{2 * order} 个字符�
 fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), gridspec_kw={"width_ratios": [1.1, 1]})
 ax = axes[0]
 gx = np.arange(len(by_group))
-ax.bar(gx - 0.2, [g[2] for g in by_group], 0.4, color="gray", label=ngram_rung.name)
+ax.bar(gx - 0.2, [g[2] for g in by_group], 0.4, color="gray", label=rung_label(ngram_rung, one_line=True))
 ax.bar(gx + 0.2, [g[3] for g in by_group], 0.4, color="steelblue", label=label("附带的 GPT", "the shipped GPT"))
 ax.set_xticks(gx, [f"{g[0]}\n({g[1]:.0%})" for g in by_group])
 ax.set_xlabel(label(f"前 {order} 个字符在训练文本里出现过几次（括号里：占尺子的比例）",

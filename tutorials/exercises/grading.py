@@ -9,7 +9,8 @@ Read next: checks/lecture00.py, the first lecture's checkers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +34,9 @@ class Exercise:
     title: str
     level: int
     check: Callable[[Any], str | None]
+    # The library functions this exercise asks the learner to write: (owner, attribute, what it is), each made
+    # to raise while the exercise is graded (see `shortcuts_forbidden`).
+    forbids: tuple[tuple[Any, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -57,7 +61,8 @@ def grade(exercise: Exercise, answer: Any) -> Result:
     if answer is None:
         return Result(exercise, "blank", "还没填：把 None 换成你的答案")
     try:
-        with np.errstate(all="ignore"):  # a wrong answer may overflow; the verdict says so in words
+        # a wrong answer may overflow: the verdict says so in words
+        with np.errstate(all="ignore"), shortcuts_forbidden(exercise):
             remark = exercise.check(answer)
     except NotImplementedError as blank:
         return Result(exercise, "blank", one_line(blank) or "还没写：把 raise NotImplementedError 换成你的代码")
@@ -67,6 +72,44 @@ def grade(exercise: Exercise, answer: Any) -> Result:
     except Exception as error:
         return Result(exercise, "error", one_line(f"运行出错：{type(error).__name__}: {error}"))
     return Result(exercise, "pass", one_line(remark or "通过"))
+
+
+class Shortcut(Wrong):
+    """The answer called the library function that its exercise asks the learner to write."""
+
+
+@contextmanager
+def shortcuts_forbidden(exercise: Exercise) -> Iterator[None]:
+    """While the block runs, each attribute in `exercise.forbids` is replaced by a function that raises `Shortcut`.
+
+    This is test-time patching inside the grader, and nowhere else: an exercise that asks for softmax cannot be
+    answered by calling minigrad's softmax. Every attribute is put back when the block ends, even on an error;
+    one that was inherited (not in the owner's own __dict__) is deleted again, so the inherited one shows through.
+    """
+    missing = object()
+    saved = []  # (owner, name, what was in its own __dict__), for every attribute replaced so far
+    try:
+        for owner, name, what in exercise.forbids:
+            original = owner.__dict__.get(name, missing)
+            refusal = _refusal(exercise.number, what, is_property=isinstance(original, property))
+            setattr(owner, name, refusal)
+            saved.append((owner, name, original))
+        yield
+    finally:
+        for owner, name, original in reversed(saved):
+            if original is missing:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, original)
+
+
+def _refusal(number: str, what: str, is_property: bool) -> Any:
+    message = f"练习 {number} 要求你自己写出这一步，不能调用 {what}"
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise Shortcut(message)
+
+    return property(refuse) if is_property else refuse
 
 
 # --------------------------------------------------------------------------------------------------
@@ -183,6 +226,37 @@ def expect_gradcheck(fn: Callable[..., Any], arrays: Sequence[np.ndarray], what:
         mg.gradcheck(fn, inputs)
     except mg.GradcheckError as error:
         raise Wrong(f"mg.gradcheck 没有通过（{what}）：{error}") from error
+
+
+def numeric_grads(f: Callable[..., Any], arrays: Sequence[np.ndarray], upstream: Sequence[np.ndarray],
+                  eps: float = 1e-6) -> list[np.ndarray]:
+    """Central differences in float64 of sum_i(upstream[i] * f(*arrays)[i]) with respect to each array.
+
+    `f` is the checker's own NumPy formula returning a tuple of outputs: the expected gradients then rely on
+    nothing the learner wrote.
+    """
+    def scalar(values: Sequence[np.ndarray]) -> float:
+        return float(sum((u * y).sum() for u, y in zip(upstream, f(*values))))
+
+    grads = []
+    for i, a in enumerate(arrays):
+        g = np.zeros(a.shape)
+        for index in np.ndindex(a.shape):
+            shifted = [np.array(b, dtype=np.float64) for b in arrays]
+            shifted[i][index] = a[index] + eps
+            up = scalar(shifted)
+            shifted[i][index] = a[index] - eps
+            g[index] = (up - scalar(shifted)) / (2 * eps)
+        grads.append(g)
+    return grads
+
+
+def compare_grads(tensors: Sequence[mg.Tensor], names: Sequence[str], expected: Sequence[np.ndarray]) -> None:
+    """Wrong unless each tensor's .grad matches; a missing gradient names the cut (a .detach(), .data, NumPy)."""
+    for x, name, g in zip(tensors, names, expected):
+        if x.grad is None:
+            raise Wrong(f"{name} 没有得到梯度：计算图在某处断了（.detach()、.data 或换成了 NumPy 运算？）")
+        compare(x.grad, g, f"{name} 的梯度", atol=1e-5, rtol=1e-4)
 
 
 def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:

@@ -33,7 +33,7 @@ def gru_step(x: mg.Tensor, h: mg.Tensor, W_x: mg.Tensor, W_h: mg.Tensor, b_x: mg
     raise NotImplementedError
 
 
-# 练习 2.3 ★★ 解码器回头看：attention
+# 练习 2.3 ★★ 解码器回头看：注意力
 # 解码器状态 s (B, H)，编码器的所有状态 enc (B, L, H)，W_a (H, H)。
 # 打分：score[b, j] = enc[b, j] · (s[b] @ W_a)；权重 = 沿 j 做 softmax；上下文 context[b] = Σ_j 权重[b, j] · enc[b, j]。
 # 返回 (context (B, H), weights (B, L))。

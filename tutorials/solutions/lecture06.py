@@ -42,11 +42,13 @@ def sample_next(logits: np.ndarray, rng: np.random.Generator, temperature: float
                 top_p: float | None = None) -> int:
     if temperature == 0:
         return int(np.argmax(logits))
-    logits = logits / temperature
-    probs = top_k_probs(logits, top_k) if top_k is not None else softmax(logits)
-    if top_p is not None:
-        with np.errstate(divide="ignore"):  # log(0) = -inf: a token top-k removed stays removed
-            probs = top_p_probs(np.log(probs), top_p)
+    logits = logits / temperature  # first the temperature, then the filters on what it gives
+    with np.errstate(divide="ignore"):  # log(0) = -inf: a token a filter removed stays removed
+        if top_k is not None:
+            logits = np.log(top_k_probs(logits, top_k))
+        if top_p is not None:  # among the tokens top-k left
+            logits = np.log(top_p_probs(logits, top_p))
+    probs = softmax(logits)
     return int(rng.choice(len(probs), p=probs))
 
 

@@ -8,7 +8,16 @@ from __future__ import annotations
 import numpy as np
 
 import minigrad as mg
-from tutorials.exercises.grading import Exercise, Wrong, as_array, compare, expect_tensor, softmax
+from tutorials.exercises.grading import (
+    Exercise,
+    Wrong,
+    as_array,
+    compare,
+    compare_grads,
+    expect_tensor,
+    numeric_grads,
+    softmax,
+)
 
 
 def _sigmoid(x):
@@ -46,6 +55,14 @@ def check_rnn_step(rnn_step) -> str:
     return "通过：梯度也能传回 W_hh 和上一步的 h"
 
 
+def _gru(x, h, W_x, W_h, b_x, b_h):
+    H = h.shape[-1]
+    a, c = x @ W_x + b_x, h @ W_h + b_h
+    r, z = _sigmoid(a[:, :H] + c[:, :H]), _sigmoid(a[:, H:2 * H] + c[:, H:2 * H])
+    n = np.tanh(a[:, 2 * H:] + r * c[:, 2 * H:])
+    return ((1 - z) * n + z * h,)
+
+
 def check_gru_step(gru_step) -> str:
     rng = np.random.default_rng(1)
     B, E, H = 3, 5, 4
@@ -57,7 +74,8 @@ def check_gru_step(gru_step) -> str:
     z_first = _sigmoid(a[:, :H] + c[:, :H])
     r_second = _sigmoid(a[:, H:2 * H] + c[:, H:2 * H])
     n_swapped = np.tanh(a[:, 2 * H:] + r_second * c[:, 2 * H:])
-    y = expect_tensor(gru_step(*_tensors(x, h, W_x, W_h, b_x, b_h)), "gru_step 的结果")
+    inputs = _tensors(x, h, W_x, W_h, b_x, b_h)
+    y = expect_tensor(gru_step(*inputs), "gru_step 的结果")
     compare(y, (1 - z) * n + z * h, "h_new", suspects=[
         (z * n + (1 - z) * h, "z 和 1 − z 对调了：本讲约定 h_new = (1 − z)·n + z·h（z 是保留旧状态的比例）"),
         ((1 - z) * np.tanh(r * (a[:, 2 * H:] + c[:, 2 * H:])) + z * h,
@@ -65,6 +83,11 @@ def check_gru_step(gru_step) -> str:
         ((1 - z) * np.tanh(a[:, 2 * H:] + c[:, 2 * H:]) + z * h, "候选状态 n 里漏了重置门 r：n = tanh(a_n + r·c_n)"),
         ((1 - z_first) * n_swapped + z_first * h, "r 和 z 的位置反了：三段的顺序是 [r | z | n]，r 在最前面"),
     ])
+    # The forward values alone would pass an answer whose graph is cut (a .detach(), .data, a NumPy detour).
+    upstream = rng.standard_normal(y.shape)
+    y.backward(upstream)
+    arrays = (x, h, W_x, W_h, b_x, b_h)
+    compare_grads(inputs, ["x", "h", "W_x", "W_h", "b_x", "b_h"], numeric_grads(_gru, arrays, [upstream]))
     return "通过：当 z 接近 1 时，h_new ≈ h，旧状态（和它的梯度）几乎原样通过"
 
 
@@ -74,7 +97,8 @@ def check_attention_context(attention_context) -> str:
     s, enc, W_a = rng.standard_normal((B, H)), rng.standard_normal((B, L, H)), rng.standard_normal((H, H))
     scores = np.einsum("blh,bh->bl", enc, s @ W_a)
     weights = softmax(scores, axis=-1)
-    result = attention_context(*_tensors(s, enc, W_a))
+    inputs = _tensors(s, enc, W_a)
+    result = attention_context(*inputs)
     if not isinstance(result, tuple) or len(result) != 2:
         raise Wrong("应返回两个结果组成的元组 (context, weights)")
     context, got_weights = (expect_tensor(t, name) for t, name in zip(result, ("context", "weights")))
@@ -87,6 +111,15 @@ def check_attention_context(attention_context) -> str:
         (enc.sum(axis=1), "上下文是按权重的加权和 Σ_j 权重[b, j]·enc[b, j]，不是直接相加"),
         (enc.mean(axis=1), "上下文是按权重的加权和 Σ_j 权重[b, j]·enc[b, j]，不是平均"),
     ])
+
+    def formula(s, enc, W_a):
+        weights = softmax(np.einsum("blh,bh->bl", enc, s @ W_a), axis=-1)
+        return np.einsum("bl,blh->bh", weights, enc), weights
+
+    upstream = [rng.standard_normal(context.shape), rng.standard_normal(got_weights.shape)]
+    u_context, u_weights = (mg.tensor(u, dtype="float64") for u in upstream)
+    ((context * u_context).sum() + (got_weights * u_weights).sum()).backward()
+    compare_grads(inputs, ["s", "enc", "W_a"], numeric_grads(formula, (s, enc, W_a), upstream))
     return "通过：这就是第三讲 QKV 的前身（query = s W_a，key = value = enc）"
 
 
@@ -152,7 +185,7 @@ def check_gradient_norms(gradient_norms) -> str:
 EXERCISES = [
     Exercise("2.1", "rnn_step", "RNN 的一步", 1, check_rnn_step),
     Exercise("2.2", "gru_step", "GRU 的一步", 2, check_gru_step),
-    Exercise("2.3", "attention_context", "解码器的 attention", 2, check_attention_context),
+    Exercise("2.3", "attention_context", "解码器的注意力", 2, check_attention_context),
     Exercise("2.4", "step_jacobian", "一步的雅可比矩阵", 3, check_step_jacobian),
     Exercise("2.5", "gradient_norms", "梯度往回传：几何衰减", 3, check_gradient_norms),
 ]

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 import minigrad as mg
+import minigrad.functional as F
 from tutorials.exercises.grading import (
     Exercise,
     Wrong,
@@ -42,6 +43,13 @@ def check_softmax(answer) -> str:
     compare(answer(_tensor(big)), softmax(big), "输入含 ±1000 时的 softmax", suspects=[
         (naive, "输入很大时出现了 nan：exp(1000) 溢出成 inf；先减去每行的最大值（softmax(x − c) = softmax(x)）"),
     ])
+    apart = np.array([[0.0, 1.0, 2.0], [2000.0, 2001.0, 2002.0]])  # two rows 2000 apart
+    global_max = np.full_like(apart, np.nan)
+    global_max[1] = softmax(apart[1])  # x − max(x) over the whole array: row 0 underflows to 0/0
+    compare(answer(_tensor(apart)), softmax(apart), "两行相差 2000 时的 softmax", suspects=[
+        (global_max, "要减去的是每一行自己的最大值（max(dim=-1, keepdim=True)），不是整个数组的最大值："
+                     "另一行的数小了 2000，exp 下溢成 0，得 0/0 = nan"),
+    ])
     expect_gradcheck(answer, [x[0, :2]], "softmax")
     return "通过：减去最大值不改变结果，却让 exp 永远不会溢出"
 
@@ -51,6 +59,10 @@ def check_softmax_backward(Softmax) -> str:
     x, gy = rng.standard_normal((3, 5)), rng.standard_normal((3, 5))
     y = softmax(x)
     (gx,) = function_backward(Softmax, [x], gy)
+    big = np.array([[1000.0, 1001.0, 1002.0], [-1000.0, 0.0, 1000.0]])
+    compare(Softmax().forward(big.copy()), softmax(big), "forward 在输入含 ±1000 时的输出", suspects=[
+        (np.full_like(big, np.nan), "forward 在输入很大时出现了 nan：先减去每行的最大值，exp 才不会溢出"),
+    ])
     compare(gx, y * (gy - (gy * y).sum(axis=-1, keepdims=True)), "x 的梯度", suspects=[
         (gy * y * (1 - y),
          "只用了雅可比的对角线 y_i(1 − y_i)：每个输出都依赖整行输入，还要减去 y·Σ(gy·y) 里的非对角项"),
@@ -109,6 +121,8 @@ def check_causal_attention(causal_attention) -> str:
         (_attention(q, k, v, scale=1.0, mask=future), f"少了除以 √d（这里 d = {d}）"),
         (_attention(q, k, v), "没有遮住未来：位置 i 不应看见 j > i 的位置"),
     ])
+    q, k, v = (rng.standard_normal((1, 4, 3)) for _ in range(3))
+    expect_gradcheck(causal_attention, [q, k, v], "causal_attention")
     return "通过：改动后面的 token，前面位置的输出一点都不会变"
 
 
@@ -128,7 +142,9 @@ def check_score_std(score_std) -> str:
 
 
 EXERCISES = [
-    Exercise("3.1", "softmax", "数值稳定的 softmax", 1, check_softmax),
+    Exercise("3.1", "softmax", "数值稳定的 softmax", 1, check_softmax, forbids=tuple(
+        (owner, name, f"{shown}.{name}") for owner, shown in ((mg.Tensor, "Tensor"), (F, "F"), (mg, "mg"))
+        for name in ("softmax", "log_softmax"))),
     Exercise("3.2", "attention", "缩放点积注意力", 2, check_attention),
     Exercise("3.3", "causal_attention", "因果注意力", 2, check_causal_attention),
     Exercise("3.4", "score_std", "分数的标准差", 3, check_score_std),

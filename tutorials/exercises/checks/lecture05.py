@@ -12,15 +12,18 @@ import math
 import numpy as np
 
 import minigrad as mg
+import minigrad.functional as F
 from minigpt import GPTConfig
-from minigpt.model import Block
+from minigpt.model import Block, CausalSelfAttention
 from tutorials.exercises.grading import (
     Exercise,
     compare,
+    compare_grads,
     compare_number,
     expect_gradcheck,
     expect_tensor,
     function_backward,
+    numeric_grads,
     softmax,
 )
 
@@ -68,12 +71,16 @@ def check_split_heads(split_heads) -> str:
     B, T, C, nh = 2, 3, 8, 4
     x = np.arange(B * T * C, dtype=np.float64).reshape(B, T, C)
     expected = x.reshape(B, T, nh, C // nh).transpose(0, 2, 1, 3)
-    got = expect_tensor(split_heads(mg.tensor(x, dtype="float64"), nh), "split_heads 的结果")
+    x_tensor = mg.tensor(x, dtype="float64", requires_grad=True)
+    got = expect_tensor(split_heads(x_tensor, nh), "split_heads 的结果")
     compare(got, expected, "切开后的张量", suspects=[
         (x.reshape(B, nh, T, C // nh), "元素分错了头：直接 reshape 成 (B, nh, T, hs) 会把不同位置的通道混在一起；"
                                        "先 reshape 成 (B, T, nh, hs)，再交换第 1、2 维"),
         (x.reshape(B, T, nh, C // nh), "形状应为 (B, nh, T, hs)：reshape 成 (B, T, nh, hs) 之后还要交换第 1、2 维"),
     ])
+    upstream = np.random.default_rng(4).standard_normal(expected.shape)
+    got.backward(upstream)
+    compare_grads([x_tensor], ["x"], [upstream.transpose(0, 2, 1, 3).reshape(B, T, C)])  # moved back, unchanged
     return "通过：头成了一个批量维度，所有头可以一次矩阵乘法算完"
 
 
@@ -100,7 +107,8 @@ def check_causal_self_attention(causal_self_attention) -> str:
     rng = np.random.default_rng(1)
     B, T, C, nh = 2, 5, 8, 2
     arrays = [rng.standard_normal(s) * 0.5 for s in ((B, T, C), (3 * C, C), (3 * C,), (C, C), (C,))]
-    got = expect_tensor(causal_self_attention(*[mg.tensor(a, dtype="float64") for a in arrays], nh), "结果")
+    tensors = [mg.tensor(a, dtype="float64", requires_grad=True) for a in arrays]
+    got = expect_tensor(causal_self_attention(*tensors, nh), "结果")
     compare(got, mha(*arrays, nh), "输出", suspects=[
         (mha(*arrays, nh, causal=False), "没有因果遮罩：位置 i 不应看见 j > i 的位置"),
         (mha(*arrays, nh, heads="one"), f"看起来只用了一个头：把 C = {C} 个通道切成 n_head = {nh} 份，各做一遍注意力"),
@@ -109,12 +117,17 @@ def check_causal_self_attention(causal_self_attention) -> str:
         (mha(*arrays, nh, heads="reshape"),
          "切头的方法不对：先 reshape 成 (B, T, nh, hs) 再交换第 1、2 维（拼回时反过来）"),
     ])
+    upstream = rng.standard_normal((B, T, C))
+    got.backward(upstream)
+    compare_grads(tensors, ["x", "c_attn_weight", "c_attn_bias", "c_proj_weight", "c_proj_bias"],
+                  numeric_grads(lambda *a: (mha(*a, nh),), arrays, [upstream]))
     return "通过：和 minigpt 的 CausalSelfAttention 在同样的权重上算出的完全一样"
 
 
 def check_layer_norm_backward(LayerNorm) -> str:
     rng = np.random.default_rng(2)
     x, gy = rng.standard_normal((3, 6)) * 2 + 1, rng.standard_normal((3, 6))
+    x[1] = 3 + 1e-3 * rng.standard_normal(6)  # a row of tiny variance: there the eps in √(σ² + eps) matters
     centred = x - x.mean(axis=-1, keepdims=True)
     rstd = 1 / np.sqrt((centred**2).mean(axis=-1, keepdims=True) + 1e-5)
     xhat = centred * rstd
@@ -164,8 +177,9 @@ def check_post_ln_block(post_ln_block) -> str:
     w = {name: rng.standard_normal(p.shape) * (0.3 if p.ndim == 2 else 0.5) + (1.0 if name.endswith("ln_1.weight")
          or name.endswith("ln_2.weight") else 0.0) for name, p in block.state_dict().items()}
     x = rng.standard_normal((2, 6, 16))
-    got = expect_tensor(post_ln_block(mg.tensor(x, dtype="float64"),
-                                      {name: mg.tensor(a, dtype="float64") for name, a in w.items()}, 4), "结果")
+    x_tensor = mg.tensor(x, dtype="float64", requires_grad=True)
+    w_tensors = {name: mg.tensor(a, dtype="float64", requires_grad=True) for name, a in w.items()}
+    got = expect_tensor(post_ln_block(x_tensor, w_tensors, 4), "结果")
     compare(got, block_np(x, w, 4), "输出", suspects=[
         (block_np(x, w, 4, post=False),
          "这是 Pre-LN 的写法：Post-LN 先把子层的输出加回 x，再做 LayerNorm，x = LN(x + f(x))"),
@@ -173,6 +187,16 @@ def check_post_ln_block(post_ln_block) -> str:
         (block_np(x, w, 4, causal=False), "注意力没有因果遮罩：位置 i 不应看见 j > i 的位置"),
         (block_np(x, w, 4, approximate=True), "GELU 应是精确式 x·Φ(x)（F.gelu 的默认值），不是 tanh 近似"),
     ])
+    # The gradients, against minigpt's own Post-LN Block on the same weights (tests hold it equal to block_np).
+    block = block.to(dtype=np.float64)
+    block.load_state_dict(w)
+    x_expected = mg.tensor(x, dtype="float64", requires_grad=True)
+    upstream = rng.standard_normal(x.shape)
+    block(x_expected).backward(upstream)
+    got.backward(upstream)
+    names = ["x", *w]
+    expected = [x_expected.grad.numpy(), *(dict(block.named_parameters())[name].grad.numpy() for name in w)]
+    compare_grads([x_tensor, *w_tensors.values()], names, expected)
     return "通过：和 minigpt 的 Post-LN Block 在同样的权重上算出的完全一样"
 
 
@@ -180,7 +204,10 @@ EXERCISES = [
     Exercise("5.1", "block_parameters", "一个 block 的参数个数", 2, check_block_parameters),
     Exercise("5.2", "layer_norm", "LayerNorm 的前向", 1, check_layer_norm),
     Exercise("5.3", "split_heads", "把通道切成几个头", 2, check_split_heads),
-    Exercise("5.4", "causal_self_attention", "合上讲义重写多头因果自注意力", 2, check_causal_self_attention),
+    Exercise("5.4", "causal_self_attention", "合上讲义重写多头因果自注意力", 2, check_causal_self_attention, forbids=(
+        (CausalSelfAttention, "forward", "minigpt 的 CausalSelfAttention"),
+        (F, "scaled_dot_product_attention", "F.scaled_dot_product_attention"),
+        (F, "attention_probs", "F.attention_probs"))),
     Exercise("5.5", "LayerNorm", "LayerNorm 的反向传播", 3, check_layer_norm_backward),
     Exercise("5.6", "post_ln_block", "亲手拼一个 Post-LN 的 Block", 3, check_post_ln_block),
 ]

@@ -14,6 +14,7 @@ from minigpt.sampling import top_k_filter, top_p_filter
 from tutorials.exercises.grading import Exercise, Wrong, as_array, compare, compare_number, number, softmax
 
 LOGITS = np.array([0.5, 2.0, -1.5, 1.0, 0.0, -0.5])  # not sorted: the learner's code must sort
+STABLE_HINT = "出现了 nan：exp 溢出了；softmax 之前先减去最大的 logit（softmax(x − c) = softmax(x)）"
 
 
 def check_make_batch(make_batch) -> str:
@@ -68,6 +69,9 @@ def check_top_k_probs(top_k_probs) -> str:
             (_top_k(LOGITS, k + 1), f"应留下 k = {k} 个候选，你留下了 {k + 1} 个"),
             (_top_k(LOGITS, max(k - 1, 1)), f"应留下 k = {k} 个候选，你少留了一个"),
         ])
+    big = LOGITS * 400  # logits in the hundreds: exp overflows unless the largest is taken out first
+    compare(top_k_probs(big.copy(), 3), _top_k(big, 3), "logits 上百时 k = 3 的概率", suspects=[
+        (np.full(len(big), np.nan), STABLE_HINT)])
     return "通过：不管分布尖还是平，top-k 总留 k 个"
 
 
@@ -90,6 +94,17 @@ def check_top_p_probs(top_p_probs) -> str:
             (probs * mask, "留下的概率要重新归一化，让它们加起来等于 1"),
             (first_ones, "要先按概率从大到小排序，再累加"),
         ])
+    # Exactly on the boundary: probabilities 1/2, 1/4, 1/8, 1/8 add up without rounding, and the mass before
+    # the third candidate is exactly p = 0.75. The nucleus is already full: the third one must go.
+    boundary = np.log(np.array([0.125, 0.5, 0.125, 0.25]))
+    compare(top_p_probs(boundary.copy(), 0.75), _top_p(boundary, 0.75), "概率 1/2、1/4、1/8、1/8、p = 0.75 时",
+            suspects=[(np.array([1 / 7, 4 / 7, 0, 2 / 7]), "前面累计的概率恰好等于 p 时，核已经够了："
+                                                           "保留条件是“前面的累计 < p”，不是 ≤ p"),
+                      (np.array([0, 4 / 7, 1 / 7, 2 / 7]), "前面累计的概率恰好等于 p 时，核已经够了："
+                                                           "保留条件是“前面的累计 < p”，不是 ≤ p")])
+    big = LOGITS * 400
+    compare(top_p_probs(big.copy(), 0.9), _top_p(big, 0.9), "logits 上百时 p = 0.9 的概率", suspects=[
+        (np.full(len(big), np.nan), STABLE_HINT)])
     return "通过：分布尖时 top-p 只留一两个，分布平时留一大把"
 
 
@@ -105,40 +120,53 @@ def _frequencies(sample_next, logits, settings, draws, seed):
     return counts / draws
 
 
+def _filtered(settings, top_p_first=False, temperature_last=False):
+    """The distribution sample_next must draw from; the keywords give two typical mistakes' distributions."""
+    t = settings.get("temperature", 1.0)
+    logits = LOGITS[None] if temperature_last else LOGITS[None] / t
+    steps = [(top_k_filter, settings.get("top_k")), (top_p_filter, settings.get("top_p"))]
+    for keep, value in steps[::-1] if top_p_first else steps:
+        if value is not None:
+            logits = keep(logits, value)
+    return softmax(logits / t if temperature_last else logits)[0]
+
+
 def check_sample_next(sample_next) -> str:
     for logits in (LOGITS, LOGITS[::-1].copy()):
         got = sample_next(logits.copy(), np.random.default_rng(0), temperature=0.0)
         if got != int(np.argmax(logits)):
             raise Wrong(f"temperature = 0 时应直接返回最大的那个（第 {int(np.argmax(logits))} 个），你的是 {got}")
     draws, tolerance = 1500, 0.06  # the standard error of a frequency is at most 0.013 here: 4.6 of them
+    # The last two tell the order apart: top-k, then top-p on what is left, and temperature before both.
     settings_list = [dict(temperature=1.0), dict(temperature=0.5), dict(temperature=2.0), dict(top_k=3),
-                     dict(top_p=0.8), dict(temperature=0.7, top_k=4, top_p=0.9)]
+                     dict(top_p=0.8), dict(temperature=0.7, top_k=4, top_p=0.9), dict(top_k=3, top_p=0.75),
+                     dict(temperature=2.0, top_p=0.7)]
     for seed, settings in enumerate(settings_list):
         t = settings.get("temperature", 1.0)
-        filtered = LOGITS[None] / t
-        if "top_k" in settings:
-            filtered = top_k_filter(filtered, settings["top_k"])
-        if "top_p" in settings:
-            filtered = top_p_filter(filtered, settings["top_p"])
-        expected = softmax(filtered)[0]
+        expected = _filtered(settings)
         freq = _frequencies(sample_next, LOGITS, settings, draws, seed)
         shown = ", ".join(f"{k}={v}" for k, v in settings.items())
         banned = np.flatnonzero((expected == 0) & (freq > 0))
-        if len(banned):
-            raise Wrong(f"{shown}：抽到了第 {banned[0]} 个候选，它已被筛掉，概率应为 0")
-        if np.abs(freq - expected).max() <= tolerance:
+        if not len(banned) and np.abs(freq - expected).max() <= tolerance:
             continue
-        mistakes = [(softmax(LOGITS * t), "logits 应除以温度，不是乘以温度"),
+        mistakes = [(softmax(LOGITS * t) if t != 1 else expected, "logits 应除以温度，不是乘以温度"),
                     (np.eye(len(LOGITS))[np.argmax(LOGITS)],
                      "每次都选了最可能的那个：要按概率随机抽（例如 rng.choice(V, p=probs)）"),
                     (softmax(LOGITS), "温度 / top-k / top-p 没有起作用：采样前要先调整分布"),
-                    (np.full(len(LOGITS), 1 / len(LOGITS)), "每个候选抽到的次数差不多：要按概率抽，而不是均匀地抽")]
-        for alternative, hint in mistakes:
-            if np.abs(freq - alternative).max() <= tolerance:
+                    (np.full(len(LOGITS), 1 / len(LOGITS)), "每个候选抽到的次数差不多：要按概率抽，而不是均匀地抽"),
+                    (_filtered(settings, top_p_first=True), "先做 top-k，再在留下的候选里做 top-p（顺序反了）"),
+                    (_filtered(settings, temperature_last=True), "要先除以温度，再做 top-k / top-p 筛选")]
+        for alternative, hint in mistakes:  # a mistake that draws from the same distribution here is not named
+            if np.abs(alternative - expected).max() > tolerance >= np.abs(freq - alternative).max():
                 raise Wrong(f"{shown}：{hint}")
+        if len(banned):
+            raise Wrong(f"{shown}：抽到了第 {banned[0]} 个候选，它已被筛掉，概率应为 0")
         worst = int(np.argmax(np.abs(freq - expected)))
         raise Wrong(f"{shown}：第 {worst} 个候选的频率应约为 {number(expected[worst], 3)}，你抽了 {draws} 次，"
                     f"频率是 {number(freq[worst], 3)}")
+    cold = sample_next(LOGITS.copy(), np.random.default_rng(0), temperature=0.002)  # logits / T in the hundreds
+    if cold != int(np.argmax(LOGITS)):
+        raise Wrong(f"temperature = 0.002 时几乎只会抽到最大的那个（第 {int(np.argmax(LOGITS))} 个），你的是 {cold}")
     return f"通过：{len(settings_list)} 种设置下各抽 {draws} 次，频率都符合应有的分布"
 
 
@@ -168,6 +196,11 @@ def check_cached_attention_step(cached_attention_step) -> str:
     ])
     if len(cache["k"]) != T or len(cache["v"]) != T:
         raise Wrong(f"{T} 步之后缓存里应有 {T} 个 key 和 value，你的是 {len(cache['k'])} 个和 {len(cache['v'])} 个")
+    sharp = q[prefix] * 2000  # scores in the thousands: exp overflows unless the largest score is taken out first
+    cache = {"k": list(k[:prefix]), "v": list(v[:prefix])}
+    weights = softmax(np.stack(list(k[:prefix + 1])) @ sharp / math.sqrt(d))
+    compare(cached_attention_step(sharp, k[prefix], v[prefix], cache), weights @ v[:prefix + 1],
+            "query 很大（分数上千）时的输出", suspects=[(np.full(d, np.nan), STABLE_HINT)])
     return "通过：逐个词元用缓存算出的输出，和每步重算整段完全一样，而每步只算一个新位置"
 
 

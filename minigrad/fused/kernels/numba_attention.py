@@ -24,6 +24,7 @@ Read next: numba_setup.py (how all these kernels are compiled and cached).
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -113,7 +114,7 @@ def _backward_heads(gy: np.ndarray, q: np.ndarray, k: np.ndarray, kt: np.ndarray
 
 def _heads(a: np.ndarray) -> np.ndarray:
     """(..., T, d) as a C-contiguous (H, T, d) array, H the product of the leading axes."""
-    return np.ascontiguousarray(a).reshape((-1,) + a.shape[-2:])
+    return np.ascontiguousarray(a).reshape((math.prod(a.shape[:-2]),) + a.shape[-2:])  # (not -1: T or d may be 0)
 
 
 def _transposed(a: np.ndarray) -> np.ndarray:

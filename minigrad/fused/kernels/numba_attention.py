@@ -38,18 +38,15 @@ KEY_BLOCK = 64  # keys per block: a block's scores, and its rows of k and v, sta
 ZERO, ONE, NEG_INF = np.float32(0.0), np.float32(1.0), np.float32(-np.inf)
 
 
-@kernel
-def _scores(q: np.ndarray, kt: np.ndarray, h: int, i: int, j0: int, j1: int, scale: np.float32,
-            s: np.ndarray) -> None:
-    """s[:j1 - j0] = scale q_i . k_j for the keys j0..j1-1 of head h (kt: the keys transposed, (H, d, T))."""
-    n = j1 - j0
-    for j in range(n):
-        s[j] = ZERO
-    for c in range(q.shape[2]):
-        qc = q[h, i, c]
-        for j in range(n):
-            s[j] += qc * kt[h, c, j0 + j]
-    for j in range(n):
+@kernel(inline="always")
+def _scores(qi: np.ndarray, kt: np.ndarray, j0: int, scale: np.float32, s: np.ndarray) -> None:
+    """s[j] = scale qi . k_(j0 + j) for the len(s) keys from j0 (kt: one head's keys transposed, (d, T))."""
+    s[:] = ZERO
+    for c in range(qi.size):
+        qc, keys = qi[c], kt[c, j0:j0 + s.size]  # a contiguous row: the loop below vectorises over keys
+        for j in range(s.size):
+            s[j] += qc * keys[j]
+    for j in range(s.size):
         s[j] *= scale
 
 
@@ -57,17 +54,18 @@ def _scores(q: np.ndarray, kt: np.ndarray, h: int, i: int, j0: int, j1: int, sca
 def _forward_heads(q: np.ndarray, kt: np.ndarray, v: np.ndarray, scale: np.float32,
                    y: np.ndarray, lse: np.ndarray) -> None:
     heads, t, d = q.shape
-    s = np.empty(KEY_BLOCK, np.float32)
+    buffer = np.empty(KEY_BLOCK, np.float32)
     acc = np.empty(d, np.float32)
     for h in range(heads):
         for i in range(t):
-            m, total = NEG_INF, ZERO
+            # One-dimensional rows (and slices of them): LLVM vectorises loops over these, not over q[h, i, c].
+            qi, m, total = q[h, i], NEG_INF, ZERO
             acc[:] = ZERO
             for j0 in range(0, i + 1, KEY_BLOCK):
-                j1 = min(j0 + KEY_BLOCK, i + 1)
-                _scores(q, kt, h, i, j0, j1, scale, s)
+                s = buffer[:min(KEY_BLOCK, i + 1 - j0)]
+                _scores(qi, kt[h], j0, scale, s)
                 new_m = m
-                for j in range(j1 - j0):
+                for j in range(s.size):
                     new_m = s[j] if s[j] > new_m else new_m
                 if s[0] != s[0]:
                     new_m = s[0]  # (a NaN score: it would be skipped by the max, so it is made the max)
@@ -75,41 +73,54 @@ def _forward_heads(q: np.ndarray, kt: np.ndarray, v: np.ndarray, scale: np.float
                 total *= alpha
                 for c in range(d):
                     acc[c] *= alpha
-                for j in range(j1 - j0):
-                    p = exp32(s[j] - new_m)
-                    total += p
+                for j in range(s.size):
+                    e = exp32(s[j] - new_m)  # the block's unnormalised weights
+                    s[j] = e
+                    total += e
+                for j in range(s.size):
+                    p, vj = s[j], v[h, j0 + j]
                     for c in range(d):
-                        acc[c] += p * v[h, j0 + j, c]
+                        acc[c] += p * vj[c]
                 m = new_m
-            inv = ONE / total
+            yi, inv = y[h, i], ONE / total
             for c in range(d):
-                y[h, i, c] = acc[c] * inv
+                yi[c] = acc[c] * inv
             lse[h, i] = m + np.log(total)
 
 
 @kernel
-def _backward_heads(gy: np.ndarray, q: np.ndarray, k: np.ndarray, kt: np.ndarray, vt: np.ndarray, y: np.ndarray,
+def _backward_heads(gy: np.ndarray, q: np.ndarray, kt: np.ndarray, vt: np.ndarray, y: np.ndarray,
                     lse: np.ndarray, scale: np.float32, gq: np.ndarray, gk: np.ndarray, gv: np.ndarray) -> None:
     """gq, gk, gv (which must start at zero), without the factor `scale` on gq and gk (applied by the caller)."""
     heads, t, d = q.shape
-    s = np.empty(KEY_BLOCK, np.float32)
-    dp = np.empty(KEY_BLOCK, np.float32)
+    p_buffer, ds_buffer = np.empty(KEY_BLOCK, np.float32), np.empty(KEY_BLOCK, np.float32)
     for h in range(heads):
+        gk_h, gv_h = gk[h], gv[h]  # (T, d) views, made once per head (a view per key costs more)
         for i in range(t):
+            qi, gyi, yi, gqi = q[h, i], gy[h, i], y[h, i], gq[h, i]
             row_d = ZERO  # D_i = gy_i . y_i
             for c in range(d):
-                row_d += gy[h, i, c] * y[h, i, c]
+                row_d += gyi[c] * yi[c]
             for j0 in range(0, i + 1, KEY_BLOCK):
-                j1 = min(j0 + KEY_BLOCK, i + 1)
-                _scores(q, kt, h, i, j0, j1, scale, s)
-                _scores(gy, vt, h, i, j0, j1, ONE, dp)  # dp_ij = gy_i . v_j
-                for j in range(j1 - j0):
-                    p = exp32(s[j] - lse[h, i])
-                    ds = p * (dp[j] - row_d)
+                n = min(KEY_BLOCK, i + 1 - j0)
+                p, ds = p_buffer[:n], ds_buffer[:n]
+                _scores(qi, kt[h], j0, scale, p)
+                _scores(gyi, vt[h], j0, ONE, ds)  # dp_ij = gy_i . v_j
+                lse_i = lse[h, i]
+                for j in range(n):
+                    pj = exp32(p[j] - lse_i)  # (through a local: a store read back at once stops vectorising)
+                    p[j] = pj
+                    ds[j] = pj * (ds[j] - row_d)
+                for j in range(n):
+                    pj, dsj, key = p[j], ds[j], j0 + j
                     for c in range(d):
-                        gv[h, j0 + j, c] += p * gy[h, i, c]
-                        gk[h, j0 + j, c] += ds * q[h, i, c]
-                        gq[h, i, c] += ds * k[h, j0 + j, c]
+                        gv_h[key, c] += pj * gyi[c]
+                        gk_h[key, c] += dsj * qi[c]
+                for c in range(d):  # gq_i = sum_j ds_j k_j, a sum over the keys for each c: it vectorises over j
+                    keys, total = kt[h, c, j0:j0 + n], ZERO
+                    for j in range(n):
+                        total += ds[j] * keys[j]
+                    gqi[c] += total
 
 
 def _heads(a: np.ndarray) -> np.ndarray:
@@ -140,7 +151,7 @@ def attention_backward(gy: np.ndarray, q: np.ndarray, k: np.ndarray, v: np.ndarr
     qh, kh, vh = _heads(q), _heads(k), _heads(v)
     gq, gk, gv = np.zeros_like(qh), np.zeros_like(kh), np.zeros_like(vh)
     if q.size:
-        _backward_heads(_heads(gy), qh, kh, _transposed(kh), _transposed(vh), _heads(y),
+        _backward_heads(_heads(gy), qh, _transposed(kh), _transposed(vh), _heads(y),
                         np.ascontiguousarray(lse).reshape(qh.shape[:2]), np.float32(scale), gq, gk, gv)
         gq *= np.float32(scale)
         gk *= np.float32(scale)

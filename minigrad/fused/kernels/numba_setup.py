@@ -65,7 +65,7 @@ AVAILABLE = numba is not None
 # it digits.)
 FASTMATH = {"reassoc", "contract", "nsz", "arcp"}
 
-ANNOUNCEMENT = "minigrad: compiling minigrad's CPU kernels, once, ~15 s (cached in {dir})"
+ANNOUNCEMENT = "compiling minigrad's CPU kernels, once, ~15 s (cached in {dir})"
 
 
 def kernel(fn: Callable | None = None, *, inline: str = "never") -> Any:

@@ -7,6 +7,8 @@ PyTorch are limited to one, and the kernels never use more.
 
     python benchmarks/kernels.py                       # gpt-small and gpt-medium shapes
     python benchmarks/kernels.py --sizes gpt-medium --repeats 31
+    python benchmarks/kernels.py --clock cpu           # this process's CPU time: on a shared machine, the time
+                                                       # other processes take from it is left out
 
 Needs numba (pip install -e ".[fast]"); PyTorch and threadpoolctl are optional (their columns then read "-").
 """
@@ -189,16 +191,16 @@ CASES = {"gelu": gelu_case, "layer_norm": layer_norm_case, "causal_softmax": cau
          "cross_entropy": cross_entropy_case, "adamw": adamw_case, "attention": attention_case}
 
 
-def measure(case: Case, repeats: int, warmup: int) -> dict[str, float]:
+def measure(case: Case, repeats: int, warmup: int, clock: Callable[[], float]) -> dict[str, float]:
     """Median seconds of each side, the sides taking turns."""
     sides = {name: fn for name, fn in case.items() if fn is not None}
     times: dict[str, list[float]] = {name: [] for name in sides}
     for i in range(warmup + repeats):
         for name, fn in sides.items():
-            start = time.perf_counter()
+            start = clock()
             fn()
             if i >= warmup:
-                times[name].append(time.perf_counter() - start)
+                times[name].append(clock() - start)
     return {name: statistics.median(t) for name, t in times.items()}
 
 
@@ -208,7 +210,10 @@ def main() -> None:
     parser.add_argument("--ops", default=",".join(CASES))
     parser.add_argument("--repeats", type=int, default=21)
     parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                        help="wall: time.perf_counter; cpu: time.process_time (every side runs on one thread)")
     args = parser.parse_args()
+    clock = time.perf_counter if args.clock == "wall" else time.process_time
     for module in (numba_gelu, numba_layernorm, numba_softmax, numba_cross_entropy, numba_adamw, numba_attention):
         if not module.ready():
             raise SystemExit(f"{module.__name__} is not available: pip install -e '.[fast]'")
@@ -216,11 +221,12 @@ def main() -> None:
         torch.set_num_threads(1)
     limits = threadpool_limits(limits=1, user_api="blas") if threadpool_limits else None
     print(blas_env.header())
-    print(f"one thread on every side; forward + backward; medians of {args.repeats} turns after {args.warmup} warm-up")
+    print(f"one thread on every side; forward + backward; {args.clock} clock; medians of {args.repeats} turns after "
+          f"{args.warmup} warm-up")
     print(f"\n{'size':11} {'op':15} {'NumPy ms':>9} {'kernel ms':>10} {'torch ms':>9} {'k/NumPy':>8} {'k/torch':>8}")
     for size in args.sizes.split(","):
         for op in args.ops.split(","):
-            result = measure(CASES[op](np.random.default_rng(0), **SIZES[size]), args.repeats, args.warmup)
+            result = measure(CASES[op](np.random.default_rng(0), **SIZES[size]), args.repeats, args.warmup, clock)
             theirs = result.get("torch")
             line = (f"{size:11} {op:15} {1e3 * result['numpy']:>9.3f} {1e3 * result['kernel']:>10.3f} "
                     + (f"{1e3 * theirs:>9.3f}" if theirs else f"{'-':>9}")

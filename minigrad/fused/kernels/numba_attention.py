@@ -14,7 +14,11 @@ op keeps P, (B, nh, T, T) floats, for backward, the kernel keeps lse, (B, nh, T)
 block. The scores of one block of keys live in a small buffer, so every pass stays in the L1 cache. The keys
 are read transposed (kT, vT: (d, T) per head), so that the innermost loop runs over keys and vectorises.
 Self-attention only: q, k, v of one shape (..., T, d), float32, with PyTorch's causal alignment (query i sees
-keys 0..i). A NaN in a row of q makes that row's output NaN, as in the NumPy op.
+keys 0..i). A NaN in a row of q makes that row's output NaN, as in the NumPy op (which, through P's masked
+entries, also spreads it to gk and gv rows of keys that query never sees; the kernel does not).
+Its gain is memory, not yet time: on an Intel Xeon (AVX-512, one thread) it takes about twice the NumPy op's
+time at gpt-small and gpt-medium shapes (benchmarks/kernels.py), whose products run in BLAS; per pair of query
+and key it does a d-long product in vector code, and the updates of gk and gv rows dominate the backward.
 
     attention_forward(q, k, v, scale) -> (y, lse)                 y (..., T, d), lse (..., T)
     attention_backward(gy, q, k, v, y, lse, scale) -> (gq, gk, gv)

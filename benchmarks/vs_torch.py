@@ -11,12 +11,15 @@ growth of the resident set size over the process's size after start-up.
     python benchmarks/vs_torch.py --rows gpt-small --profile   # where minigrad's time goes
     python benchmarks/vs_torch.py --device cuda    # the GPU (CuPy against PyTorch CUDA)
 
-On machines that set OPENBLAS_CORETYPE (it pins an old OpenBLAS kernel), unset it for this command:
-`env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/vs_torch.py`.
+On machines that set OPENBLAS_CORETYPE (it pins an old OpenBLAS kernel), this script re-executes itself without
+it and OPENBLAS_L2_SIZE (blas_env.py), and prints NumPy's BLAS kernel and thread count beside every figure.
 """
 
 from __future__ import annotations
 
+import blas_env  # first: re-executes without OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE before NumPy loads OpenBLAS
+
+# isort: split
 import argparse
 import cProfile
 import json
@@ -416,6 +419,7 @@ def main() -> None:
     if torch is None:
         print("note: PyTorch is not installed; only minigrad's columns are measured")
 
+    print(blas_env.header())
     print(f"device {args.device}, {args.repeats} steps a side in alternating turns of {BURST}, after {args.warmup} "
           "warm-up; medians")
     peak = max(sgemm_peak().values()) if args.device == "cpu" else 0.0
@@ -433,7 +437,8 @@ def main() -> None:
                 if "torch" in memory:
                     theirs = memory["torch"]["growth_mib"]
                     line += f" {theirs:>8.0f}MB {mine / theirs:>7.2f} {'<= 1.5':>8}"
-                print(line + f"   (peak RSS rise over 5 training steps of {model_row}, separate processes)")
+                print(line + f"   (peak RSS rise over 5 training steps of {model_row}, separate processes)   "
+                      f"{blas_env.tag()}")
             continue
         if row == "loaded":
             result = loaded_machine(args.device, args.repeats)
@@ -443,7 +448,7 @@ def main() -> None:
             if "b" in loaded:
                 line += f" {1e3 * loaded['b']:>10.1f} {loaded['ratio']:>7.2f} {'-':>8}"
                 slowdown += f", torch {loaded['b'] / quiet['b']:.1f}x (target: minigrad's <= torch's)"
-            print(f"{line}   (gpt-small beside {os.cpu_count()} busy processes; {slowdown})")
+            print(f"{line}   (gpt-small beside {os.cpu_count()} busy processes; {slowdown})   {blas_env.tag()}")
             continue
         if peak and row != "generate":
             # Measured once, at a moment when a shared VM happens to be slow, the peak would be too low and every
@@ -455,7 +460,7 @@ def main() -> None:
         if row == "generate":
             speedup = result["b"] / result["a"]
             print(f"{'generate':12} {1e3 * result['a']:>12.1f} {1e3 * result['b']:>10.1f} {speedup:>6.1f}x "
-                  f"{'>= 5x':>8}   (240 tokens, KV cache vs recompute)")
+                  f"{'>= 5x':>8}   (240 tokens, KV cache vs recompute)   {blas_env.tag()}")
             continue
         throughput = ""
         if peak and a.flops:
@@ -466,9 +471,9 @@ def main() -> None:
             throughput += f", torch {b.tokens / result['b']:,.0f}" if b is not None else ""
         if "ratio" in result:
             print(f"{row:12} {1e3 * result['a']:>12.1f} {1e3 * result['b']:>10.1f} {result['ratio']:>7.2f} "
-                  f"{'<= ' + str(TARGETS.get(row, '-')):>8}{throughput}")
+                  f"{'<= ' + str(TARGETS.get(row, '-')):>8}{throughput}   {blas_env.tag()}")
         else:
-            print(f"{row:12} {1e3 * result['a']:>12.1f} {'-':>10}{throughput}")
+            print(f"{row:12} {1e3 * result['a']:>12.1f} {'-':>10}{throughput}   {blas_env.tag()}")
 
 
 if __name__ == "__main__":

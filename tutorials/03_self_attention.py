@@ -114,7 +114,7 @@ print("attention_by_hand 通过了 gradcheck")
 
 # %% [markdown]
 # 两者在 float64 下相差不到 $10^{-12}$。库里的版本把 softmax 的反向传播推导成一个公式（见
-# `minigrad/ops/nn.py` 里 `ScaledDotProductAttention` 的文档字符串），我们手写的版本让引擎对每个基本运算
+# `minigrad/fused/attention.py` 里 `ScaledDotProductAttention` 的文档字符串），我们手写的版本让引擎对每个基本运算
 # 逐一用链式法则——殊途同归。
 #
 # ## 2. Q、K、V 从哪来：一个“代词找名词”的小任务

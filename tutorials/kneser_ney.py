@@ -31,9 +31,10 @@ The n-grams are stored as sorted NumPy integer keys, one array per order, no dic
 order fit in an int64, and looking a context up is a `searchsorted`. Fitting order 10 on lecture 01's 4.3 M
 characters takes seconds; scoring the yardstick's 512 x 64 windows a fraction of a second.
 
-The order is chosen by `tune_order`, which is given only the training text: it holds out the end of it as a
-development split, fits every order on the rest, and scores each on windows cut from the development split as
-the yardstick cuts them. The yardstick's own windows are never read while choosing.
+The order, and one multiple of every discount (the formulas above are estimates; held-out text may prefer the
+discounts a little larger: `scale`), are chosen by `tune_order`, which is given only the training text: it holds
+out the end of it as a development split, fits every order on the rest, and scores each on windows cut from the
+development split as the yardstick cuts them. The yardstick's own windows are never read while choosing.
 Read next: 01_next_token.py §3, where this model joins the ladder.
 """
 

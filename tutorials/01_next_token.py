@@ -370,16 +370,15 @@ print(ngram_sample)
 # %%
 start = time.perf_counter()
 kn_tuning = kneser_ney.tune_order(ys.train, V)  # 只给训练文本：末尾 10% 作开发集，在上面挑阶数和折扣的倍数
-KN_MAX = 12
-kn = kneser_ney.KneserNey(ys.train, V, max_order=KN_MAX, scale=kn_tuning.scale)  # 整段训练文本，1..12 阶一起数
-kn_seconds = time.perf_counter() - start
 kn_order = kn_tuning.order
-kn_scores = [ys.score_probs(p) for p in kn.probs_by_order(ys.x, ys.y, KN_MAX)]  # kn_scores[k]：看前 k 个字符
+kn = kneser_ney.KneserNey(ys.train, V, max_order=kn_order, scale=kn_tuning.scale)  # 整段训练文本，1..挑中的阶一起数
+kn_seconds = time.perf_counter() - start
+kn_scores = [ys.score_probs(p) for p in kn.probs_by_order(ys.x, ys.y, kn_order)]  # kn_scores[k]：看前 k 个字符
 kn_score = kn_scores[kn_order - 1]
 kn_seen = seen_text.score_probs(kn.probs(seen_text.x, seen_text.y, kn_order))
-dev = [kn_tuning.dev_nats[n, kn_tuning.scale] for n in range(1, KN_MAX + 1)]
-print(f"挑选、再数一遍，共用 {kn_seconds:.0f} 秒。开发集上（折扣 × {kn_tuning.scale}）看前 0..{KN_MAX - 1} 个字符：",
-      " ".join(f"{d:.3f}" for d in dev))
+dev = {n: nats for (n, scale), nats in kn_tuning.dev_nats.items() if scale == kn_tuning.scale}  # 阶 → 开发集上的损失
+print(f"挑选、再数一遍，共用 {kn_seconds:.0f} 秒。开发集上（折扣 × {kn_tuning.scale}）看前 0..{max(dev) - 1} 个字符：",
+      " ".join(f"{dev[n]:.3f}" for n in sorted(dev)))
 print(f"挑中：看前 {kn_order - 1} 个字符（{kn_order} 阶），折扣 × {kn_tuning.scale}；"
       f"尺子上 {kn_score}，训练文本上 {kn_seen.nats:.3f} 纳特/字符；存了 {kn.size(kn_order):,} 个计数")
 same4, same4_err = kn_scores[4].gap(ngram_scores[4])
@@ -405,8 +404,7 @@ assert share[":"][1] > 2 * share[":"][0]  # 冒号不算多，前面却什么都
 # %%
 fig, ax = plt.subplots(figsize=(7.5, 4.2))
 ax.plot(ks, [ngram_loss[k] for k in ks], "o-", color="steelblue", label=label("加 β 的平滑（第 3 节）", "add-β"))
-kn_ks = np.arange(KN_MAX)
-ax.plot(kn_ks, [s.nats for s in kn_scores], "s-", color="crimson", label="Kneser-Ney")
+ax.plot(np.arange(kn_order), [s.nats for s in kn_scores], "s-", color="crimson", label="Kneser-Ney")
 ax.plot([kn_order - 1], [kn_score.nats], "*", ms=16, color="crimson",
         label=label(f"开发集上挑中的：看前 {kn_order - 1} 个字符", f"chosen on the dev split: {kn_order - 1}"))
 ax.set_xlabel(label("模型看的前文有几个字符", "characters of context the model looks at"))
@@ -419,8 +417,8 @@ fig.tight_layout()
 show_figure(fig, "01_kneser_ney.png")
 
 assert same4 < -0.05 and same4 < -5 * same4_err  # 同样的前文，只换平滑：好得多
-assert kn_scores[6].nats < kn_scores[4].nats - 0.03  # 看 6 个字符不再比 4 个差……
-assert kn_order - 1 > best_k  # ……所以开发集上挑中的前文更长
+assert kn_order - 1 > best_k + 1  # 开发集上挑中的前文更长……
+assert kn_scores[6].nats < kn_scores[4].nats - 0.03  # ……尺子上也是：看 6 个字符不再比 4 个差
 assert gap_kn < -0.15 and gap_kn < -10 * gap_kn_err  # 比加 β 最好的计数模型低一大截
 assert kn_score.nats - kn_seen.nats > memorised[best_k]  # 但它背得更多：见过的文本上比没见过的好得更多
 

@@ -56,8 +56,8 @@ class Counts:
     """
 
     count: np.ndarray  # (G_n,) int32: c(h w) or N1+(• h w)
-    total: np.ndarray  # (G_{n-1},) int64: c(h •) = Σ_w count(h w)
-    types: np.ndarray  # (G_{n-1}, 3) int16: N1(h •), N2(h •), N3+(h •)
+    total: np.ndarray  # (G_{n-1},) int32: c(h •) = Σ_w count(h w)
+    types: np.ndarray  # (G_{n-1}, 3) uint8 (at most V < 256 each) or int32: N1(h •), N2(h •), N3+(h •)
     discounts: np.ndarray  # (3,) float64: D1, D2, D3+
 
 
@@ -89,10 +89,11 @@ def discounts_of(count: np.ndarray) -> np.ndarray:
 def _counts(keys: np.ndarray, count: np.ndarray, n_contexts: int, vocab_size: int) -> Counts:
     """Group one order's counts by context (the key's prefix index): totals, N1/N2/N3+, and the discounts."""
     context = keys // vocab_size
-    total = np.bincount(context, weights=count, minlength=n_contexts).astype(np.int64)
+    total = np.bincount(context, weights=count, minlength=n_contexts).astype(np.int32)
     kind = np.minimum(count, 3)  # 0 (a continuation count can be 0: seen only at the text's start), 1, 2, 3+
     types = np.bincount(context * 4 + kind, minlength=4 * n_contexts).reshape(n_contexts, 4)[:, 1:]
-    return Counts(count.astype(np.int32), total, types.astype(np.int16), discounts_of(count))
+    small = np.uint8 if vocab_size < 256 else np.int32  # N_r(h •) counts characters: at most V
+    return Counts(count.astype(np.int32), total, types.astype(small), discounts_of(count))
 
 
 def group(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -105,8 +106,12 @@ def group(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if len(codes) == 0 or int(codes.max()).bit_length() + bits > 62:  # does not pack into an int64: the slow way
         keys, inverse, counts = np.unique(codes, return_inverse=True, return_counts=True)
         return keys, inverse.reshape(-1), counts
-    packed = np.sort((codes << bits) | np.arange(len(codes), dtype=np.int64))
-    ordered, position = packed >> bits, packed & ((1 << bits) - 1)
+    packed = codes << bits  # in place from here on: these arrays are as long as the text
+    packed |= np.arange(len(codes), dtype=np.int64)
+    packed.sort()
+    position = packed & ((1 << bits) - 1)
+    ordered = packed
+    ordered >>= bits
     new = np.empty(len(codes), dtype=bool)  # where a new code starts in the sorted order
     new[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
@@ -138,7 +143,7 @@ class KneserNey:
         if max_order < 1:
             raise ValueError(f"KneserNey: max_order must be at least 1, got {max_order}")
         ids = np.asarray(ids, dtype=np.int64)
-        if ids.ndim != 1 or len(ids) < max_order + 1:
+        if ids.ndim != 1 or not max_order < len(ids) < 2**31:  # int32 counts (half the memory of int64)
             raise ValueError(f"KneserNey: need a 1-D text longer than max_order ({max_order}), got {ids.shape}")
         self.vocab_size, self.max_order, self.scale = vocab_size, max_order, scale
         V = vocab_size
@@ -147,8 +152,7 @@ class KneserNey:
         prev = np.zeros(len(ids) + 1, dtype=np.int64)
         pending: tuple[np.ndarray, np.ndarray] | None = None  # the previous order's keys and raw counts
         for n in range(1, max_order + 1):
-            codes = prev[:-1] * V + ids[n - 1:]  # the n-gram ending at each position n-1 .. L-1
-            keys, grams, raw = group(codes)
+            keys, grams, raw = group(prev[:-1] * V + ids[n - 1:])  # the n-gram ending at each position n-1 .. L-1
             if pending is not None:  # the previous order's continuation counts need this order's n-grams
                 suffix = np.empty(len(keys), dtype=np.int64)
                 suffix[grams] = prev[1:]  # the (n-1)-gram ending where each n-gram ends: its last n-1 characters

@@ -50,7 +50,7 @@ import numpy as np
 import minigrad as mg
 import minigrad.functional as F
 from minigrad import nn, optim
-from tutorials import ladder, yardstick
+from tutorials import kneser_ney, ladder, yardstick
 from tutorials.ladder import Rung
 
 mg.manual_seed(0)
@@ -332,10 +332,105 @@ print(ngram_sample)
 # 看 3、4 个字符的模型已经能拼出不少真单词。但注意收益在递减，而且到某一步就掉头了：前文每长一个字符，组合数就乘以 $V$，
 # 训练文本里见过的组合越来越稀——看 6 个字符的模型在训练文本上几乎是在“背课文”（灰柱很低），
 # 到了没见过的文本上，它见过的长前文大多派不上用场，还不如短一点的模型。这就是**记住**和**学会**的区别：
-# 计数模型只会记住见过的组合，见得越少，记得越不可靠。要看得更远，得换一种不靠穷举组合的办法——
-# 把前文**压缩**成一个向量，这就是下一讲的 RNN。
+# 计数模型只会记住见过的组合，见得越少，记得越不可靠。
 #
-# 尺子上最好的那个计数模型（上面打印的）是梯子上“数数”的最后一级。把这一讲的几级记下来，第 07 讲要用：
+# 不过，“再长反而更差”不全怪数数本身，也怪我们的平滑太粗糙。先看看换一种更聪明的数法，数数最多能做到多好。
+#
+# ### 数得更聪明：Kneser-Ney
+#
+# 加 $\beta$ 的平滑有两处可以改进。Kneser-Ney 平滑（Kneser 和 Ney，1995；这里是 Chen 和 Goodman 1998 年的
+# “插值、修正”版）把两处都改了：
+#
+# 1. **折扣（discounting）**：不往前文里“加”伪计数，而是从每个见过的计数里“减”掉一个固定的量 $D$，
+#    减下来的概率全部交给短一级前文的估计。为什么要减？训练文本里恰好见过 1 次的组合，到了新文本里平均远不到 1 次
+#    （见过一次，多半是碰巧）；见过上千次的，减掉一点无关紧要。减多少，由“恰好见过 $r$ 次的组合有几个”（$n_r$）算出来，
+#    每一级三个：$Y = \frac{n_1}{n_1 + 2n_2}$，$D_1 = 1 - 2Y\frac{n_2}{n_1}$，$D_2 = 2 - 3Y\frac{n_3}{n_2}$，
+#    $D_{3+} = 3 - 4Y\frac{n_4}{n_3}$（见过 1 次、2 次、3 次以上的组合各减各的）。
+# 2. **接续计数（continuation count）**：短一级的估计只在长前文罕见或没见过时才派上用场，所以它该回答的是
+#    “在一个**新的**前文之后，哪个字符可能出现”，而不是“哪个字符出现得多”。于是最高一级以下，不数组合出现的次数，
+#    改数“这个组合前面出现过几种不同的字符” $N_{1+}(\bullet\, h\, c)$。
+#
+# 合起来，$h'$ 是 $h$ 去掉最前面那个字符，$N(h\,\bullet)$ 是前文 $h$ 之后各个字符的次数之和，
+# $N_r(h\,\bullet)$ 是在 $h$ 之后恰好出现 $r$ 次的字符有几种：
+#
+# $$P(c \mid h) = \frac{\max\big(N(h\,c) - D,\ 0\big)}{N(h\,\bullet)} + \gamma(h)\, P(c \mid h'),\qquad
+#   \gamma(h) = \frac{D_1 N_1(h\,\bullet) + D_2 N_2(h\,\bullet) + D_{3+} N_{3+}(h\,\bullet)}{N(h\,\bullet)}$$
+#
+# 最高一级的 $N$ 是出现次数，低几级的 $N$ 是接续计数，最底下是均匀分布 $1/V$。减下来多少，$\gamma(h)$ 就正好补回去多少，
+# 所以每个前文之后的概率加起来恰好是 1。$\gamma(h)$ 随“$h$ 之后出现过几种字符”变大，
+# 这一点和第 6 节的 Witten-Bell 平滑相同。
+#
+# 代码在 `tutorials/kneser_ney.py`，公式都写在它的文档字符串里。看几个字符（阶数减 1）、以及 $D$ 整体放大或缩小的倍数，
+# 在训练文本**末尾**切下的 10% 上挑（同样切成 512 个 64 字符的窗口）：挑选的函数 `tune_order` 只拿得到训练文本，
+# 尺子上的窗口它碰都碰不到。挑好以后，在整段训练文本上重新数一遍。
+#
+# **先猜一猜**：同样看前 4 个字符，只换平滑的办法，尺子上能省下多少？Kneser-Ney 会挑看几个字符？
+
+# %%
+start = time.perf_counter()
+kn_tuning = kneser_ney.tune_order(ys.train, V)  # 只给训练文本：末尾 10% 作开发集，在上面挑阶数和折扣的倍数
+kn_order = kn_tuning.order
+kn = kneser_ney.KneserNey(ys.train, V, max_order=kn_order, scale=kn_tuning.scale)  # 整段训练文本，1..挑中的阶一起数
+kn_seconds = time.perf_counter() - start
+kn_scores = [ys.score_probs(p) for p in kn.probs_by_order(ys.x, ys.y, kn_order)]  # kn_scores[k]：看前 k 个字符
+kn_score = kn_scores[kn_order - 1]
+kn_seen = seen_text.score_probs(kn.probs(seen_text.x, seen_text.y, kn_order))
+dev = {n: nats for (n, scale), nats in kn_tuning.dev_nats.items() if scale == kn_tuning.scale}  # 阶 → 开发集上的损失
+print(f"挑选、再数一遍，共用 {kn_seconds:.0f} 秒。开发集上（折扣 × {kn_tuning.scale}）看前 0..{max(dev) - 1} 个字符：",
+      " ".join(f"{dev[n]:.3f}" for n in sorted(dev)))
+print(f"挑中：看前 {kn_order - 1} 个字符（{kn_order} 阶），折扣 × {kn_tuning.scale}；"
+      f"尺子上 {kn_score}，训练文本上 {kn_seen.nats:.3f} 纳特/字符；存了 {kn.size(kn_order):,} 个计数")
+same4, same4_err = kn_scores[4].gap(ngram_scores[4])
+gap_kn, gap_kn_err = kn_score.gap(ngram_scores[best_k])
+print(f"同样看前 4 个字符：Kneser-Ney 比加 β 的 {same4:+.3f} ± {same4_err:.3f} 纳特/字符")
+print(f"Kneser-Ney（看 {kn_order - 1} 个）比加 β 最好的（看 {best_k} 个）：{gap_kn:+.3f} ± {gap_kn_err:.3f} 纳特/字符")
+
+# %% [markdown]
+# 接续计数是怎么回事？看最低一级（不看前文）：每个字符占全部出现次数的比例，和它占全部接续计数的比例
+# （$N_{1+}(\bullet\, c)$：它前面出现过几种不同的字符）。
+
+# %%
+unigram_level = kn.levels[0]  # 一元这一级：键就是字符的编号
+raw_share = unigram_level.raw.count / unigram_level.raw.count.sum()
+cont_share = unigram_level.continuation.count / unigram_level.continuation.count.sum()
+share = {chars[key]: (r, c) for key, r, c in zip(unigram_level.keys, raw_share, cont_share)}
+for c in ["e", "h", "\n", ":", "."]:
+    r, n = share[c]
+    print(f"{c!r:>6}：出现次数占 {r:6.2%}，接续计数占 {n:6.2%}")
+assert share["h"][1] < share["h"][0] / 2  # h 常见，但几乎只跟在 t、s、w 之类后面
+assert share[":"][1] > 2 * share[":"][0]  # 冒号不算多，前面却什么都有（人名千千万）
+
+# %%
+fig, ax = plt.subplots(figsize=(7.5, 4.2))
+ax.plot(ks, [ngram_loss[k] for k in ks], "o-", color="steelblue", label=label("加 β 的平滑（第 3 节）", "add-β"))
+ax.plot(np.arange(kn_order), [s.nats for s in kn_scores], "s-", color="crimson", label="Kneser-Ney")
+ax.plot([kn_order - 1], [kn_score.nats], "*", ms=16, color="crimson",
+        label=label(f"开发集上挑中的：看前 {kn_order - 1} 个字符", f"chosen on the dev split: {kn_order - 1}"))
+ax.set_xlabel(label("模型看的前文有几个字符", "characters of context the model looks at"))
+ax.set_ylabel(label("尺子上的交叉熵（纳特/字符）", "held-out cross-entropy (nats per character)"))
+ax.set_title(label("平滑得好，长前文就不再帮倒忙", "With better smoothing, longer contexts stop hurting"))
+ax.set_ylim(1.3, 2.6)
+ax.grid(True, alpha=0.3)
+ax.legend()
+fig.tight_layout()
+show_figure(fig, "01_kneser_ney.png")
+
+assert same4 < -0.05 and same4 < -5 * same4_err  # 同样的前文，只换平滑：好得多
+assert kn_order - 1 > best_k + 1  # 开发集上挑中的前文更长……
+assert kn_scores[6].nats < kn_scores[4].nats - 0.03  # ……尺子上也是：看 6 个字符不再比 4 个差
+assert gap_kn < -0.15 and gap_kn < -10 * gap_kn_err  # 比加 β 最好的计数模型低一大截
+assert kn_score.nats - kn_seen.nats > memorised[best_k]  # 但它背得更多：见过的文本上比没见过的好得更多
+
+# %% [markdown]
+# 同样看前 4 个字符，只是减去折扣、低几级改数接续计数，尺子上就省下了一截；而且前文再长也不再帮倒忙，
+# 开发集挑中的前文比加 β 时长了一倍多。上面“再长反而更差”，相当一部分是平滑的错。
+#
+# 可它仍然是在数数：见过的文本上，它比在没见过的文本上好得多（背得比加 β 的 5 元模型还多），
+# 看的前文也还是只有十来个字符，而且每个前文各数各的——“king”后面常跟什么，对“queen”后面跟什么毫无帮助。
+# 要看得更远、让相似的前文互相借力，得换一种不靠穷举组合的办法——把前文**压缩**成一个向量，这就是下一讲的 RNN。
+# 第 07 讲会看到，神经网络要越过 Kneser-Ney 这一级，比越过加 β 的计数模型难得多。
+#
+# 加 β 的最好的计数模型和 Kneser-Ney 是梯子上“数数”的最后两级。把这一讲的几级记下来，第 07 讲要用：
 
 # %%
 ladder.record("01", [
@@ -347,8 +442,13 @@ ladder.record("01", [
     Rung(key="ngram", name=f"{best_k + 1} 元模型（看前 {best_k} 个字符）", lecture="01", size=ngram.size(best_k),
          size_kind="counts", train_seconds=sum(ngram.seconds[: best_k + 1]), score=ngram_scores[best_k],
          extra={"order": best_k, "sample": ngram_sample, "train_nats": ngram_seen[best_k].nats}),
+    Rung(key="kneser_ney", name=f"Kneser-Ney（看前 {kn_order - 1} 个字符）", lecture="01", size=kn.size(kn_order),
+         size_kind="counts", train_seconds=kn_seconds, score=kn_score,
+         extra={"order": kn_order - 1, "scale": kn_tuning.scale, "train_nats": kn_seen.nats}),
 ], ys)
-print("记下了第 01 讲的四级：瞎猜、一元、二元、最好的计数模型")
+print("记下了第 01 讲的五级：瞎猜、一元、二元、加 β 最好的计数模型、Kneser-Ney")
+
+# %% [markdown]
 
 # ## 4. 有的前文锁死答案，有的前文什么都可能
 #

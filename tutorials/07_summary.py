@@ -333,7 +333,8 @@ assert englishness["trained"] < real + (0.5 if QUICK else 0.3)  # ……离真�
 # ## 3. 损失的梯子：整门课的模型，同一把尺子
 #
 # 第 01 讲起，每个模型都在同一把尺子上打过分（`tutorials/yardstick.py`：验证集里同一批窗口，纳特/字符）。
-# 现在把它们排成一架梯子，从上往下：瞎猜、一元、二元、最好的计数模型（第 01 讲），RNN、GRU（第 02 讲），
+# 现在把它们排成一架梯子，从上往下：瞎猜、一元、二元、加 β 最好的计数模型、Kneser-Ney（第 01 讲），
+# RNN、GRU（第 02 讲），
 # 只用注意力的模型（第 03 讲），刚才的小 GPT，和随课程附带的一个更大的 GPT。
 #
 # 前几讲运行时把自己的分数记在了 `figures/ladder/` 里（每个字符的损失都在，不只是平均数）。
@@ -433,24 +434,31 @@ fig.tight_layout()
 show_figure(fig, "07_loss_ladder.png")
 
 # %%
-for rung in counting:  # 梯子的最底一级低于每一个计数模型，逐窗口比较
+kn_rung = next(r for r in rungs if r.key == "kneser_ney")
+for rung in counting:  # 附带的 GPT 和每一个计数模型，逐窗口比较
     gap, err = big_score.gap(rung.score)
     print(f"附带的 GPT 比 {rung.name}：{gap:+.3f} ± {err:.3f} 纳特/字符")
-    assert gap < -3 * err and gap < -0.03
+    if rung is not kn_rung:
+        assert gap < -3 * err and gap < -0.03  # 加 β 的计数模型，它都赢……
+kn_gap, kn_err = big_score.gap(kn_rung.score)
+assert kn_gap > 5 * kn_err and kn_gap > 0.05  # ……Kneser-Ney 它（还）没赢
 assert big_score.nats < small_score.nats  # 大的 GPT 更好
 
 # %% [markdown]
 # 梯子并不是一路往下的，这正是它值得看的地方：
 #
-# - 前四级（灰色）是数出来的。只看前一个字符已经省下一大截；看前几个字符的计数模型是一个很难打败的对手——
+# - 前五级（灰色）是数出来的。只看前一个字符已经省下一大截；看前几个字符的计数模型是一个很难打败的对手——
 #   它的表里存了几十万个计数（上面打印了），比 RNN、GRU、小 GPT 的参数多得多。
-# - RNN 和 GRU 只有一两万个参数，训练几分钟，分数落在二元和最好的计数模型之间；
+# - RNN 和 GRU 只有一两万个参数，训练几分钟，分数落在二元和加 β 最好的计数模型之间；
 #   只用注意力的模型也在那附近（第 03 讲量过它和 RNN 的胜负）。
 # - 小 GPT 参数也不多、训练也短，能走到哪一级，上面的图说了算。
-# - 最后一级是附带的 GPT：它在同一段没见过的文本上，比**每一个**计数模型都好（上面逐窗口比较，差值远大于它的标准误差）。
+# - 附带的 GPT 比每一个**加 β** 的计数模型都好（上面逐窗口比较，差值远大于它的标准误差）。
+# - 可红色虚线是 Kneser-Ney：第 01 讲换了一种平滑、看前九个字符的计数模型，它比附带的 GPT 还低一截——
+#   差值同样远大于标准误差。这架梯子上最低的一级，是数出来的。
 #
-# 梯子说明的不是“神经网络天生比数数强”，而是：数数的办法很快就用完了数据（第 01 讲里看 5、6 个字符反而更差），
-# 而一个足够大、训练足够久的网络还能接着往下走。下一节看看两者各自强在哪里。
+# 梯子说明的不是“神经网络天生比数数强”。数数的办法很快就用完了数据（加 β 时，看 5、6 个字符反而更差；
+# 平滑得好，也止步于九、十个字符），而一个足够大、训练足够久的网络还能接着往下走——只是附带的这个 GPT
+# 还不够大、训练得还不够久。下一节先看 GPT 赢加 β 的计数模型赢在哪里，再看它输给 Kneser-Ney 输在哪里。
 #
 # ## 4. 计数模型强在哪：记住，还是学会
 #
@@ -463,7 +471,7 @@ assert big_score.nats < small_score.nats  # 大的 GPT 更好
 #
 # 1. 在**见过的**文本（训练文本里的窗口）和**没见过的**文本（尺子）上各打一次分：记住的东西只在见过的文本上有用，
 #    所以“记性好”的模型两者差得多；
-# 2. 把尺子上的每个字符，按它前面那几个字符（最好的计数模型看的那几个）在训练文本里出现过多少次分组，
+# 2. 把尺子上的每个字符，按它前面那几个字符（加 β 最好的计数模型看的那几个）在训练文本里出现过多少次分组，
 #    看两个模型各在哪一组上强；
 # 3. 按字符在窗口里的位置（前面已经读过几个字符）比较两个模型：计数模型只看最近几个字符，GPT 看得见整个窗口。
 
@@ -587,6 +595,54 @@ print(f"\n三个字母以上的词里，真词的比例：计数模型 {real_wor
 # 两段都有剧本的样子（人名、冒号、换行），真词都不少，也都读不通：尺子上零点几纳特/字符的差距（上面打印了），
 # 落到一段按概率抽出来的文字上并不显眼。要写出通顺的句子，模型要大得多、训练要长得多——这正是下一节要量的事。
 #
+# ### 附带的 GPT 还没越过的一级：Kneser-Ney
+#
+# 上面三个实验说的是 GPT 赢加 β 的计数模型赢在哪里。可梯子上还有一级它没越过：Kneser-Ney。用同样的两种量法再量一遍：
+# 按前文（这回是 Kneser-Ney 看的那几个字符）在训练文本里出现过几次分组，和按窗口里的位置分段。
+
+# %%
+kn_order = kn_rung.extra["order"]  # Kneser-Ney 看的字符数（第 01 讲在训练文本末尾的开发集上挑的）
+kn_seen_count = context_counts(ys.x, kn_order)
+kn_by_group = []  # (名字, 占尺子的比例, Kneser-Ney 的平均损失, GPT 的平均损失)
+for lo, hi, name in groups:
+    mask = (kn_seen_count >= lo) & ((kn_seen_count < hi) if hi is not None else True)
+    if mask.mean() > 0.01:  # 太小的组略过：几百个字符的平均数说明不了什么
+        kn_by_group.append((name, float(mask.mean()), float(kn_rung.score.losses[mask].mean()),
+                            float(big_score.losses[mask].mean())))
+        print(f"前 {kn_order} 个字符在训练文本里出现 {name:>7s} 次：占尺子的 {kn_by_group[-1][1]:5.1%}，"
+              f"Kneser-Ney {kn_by_group[-1][2]:.3f}，GPT {kn_by_group[-1][3]:.3f} 纳特/字符")
+kn_behind = big_score.per_position - kn_rung.score.per_position  # 每个位置上 GPT 落后多少
+kn_near, kn_far = float(kn_behind[:kn_order].mean()), float(kn_behind[16:].mean())
+print(f"GPT 落后 Kneser-Ney 多少：窗口里读过 1–{kn_order} 个字符的位置 {kn_near:+.3f}，"
+      f"读过 17 个以上的位置 {kn_far:+.3f}；一共 {kn_gap:+.3f} ± {kn_err:.3f} 纳特/字符")
+print(f"Kneser-Ney：见过的文本 {kn_rung.extra['train_nats']:.3f}，没见过的 {kn_rung.score.nats:.3f}；"
+      f"数数和挑选用了 {format_seconds(kn_rung.train_seconds)}，"
+      f"附带的 GPT 训练了 {format_seconds(about['wall_seconds'])}")
+assert all(g[3] > g[2] for g in kn_by_group)  # 每一组上 Kneser-Ney 都赢，连它没见过的长前文也赢
+assert kn_near > 0.05 and kn_far > 0.05  # 近处、远处都赢：GPT 看得远，在这个规模上还没换来好处
+assert kn_rung.score.nats - kn_rung.extra["train_nats"] > memory["gpt"] + 0.2  # 它靠的仍然是记性
+
+# %% [markdown]
+# 在这个规模上，Kneser-Ney 处处都赢：前文见过多少次的每一组，窗口里近处和远处的每一段。
+# 连它看的九个字符在训练文本里从没出现过的那些字符也赢——它退回八个、七个、六个……字符，每一级都是数出来的精确统计，
+# 再用折扣和接续计数把它们拼得恰到好处；而加 β 的 5 元模型输给 GPT 最多的，正是它的前文没见过的那些字符。
+#
+# GPT 的赢面由三样东西组成，上面都量过：
+#
+# 1. **看得远**：整个窗口它都看得见，计数模型只看最近几个字符（对 5 元模型，读过十几个字符以后 GPT 领先得更多）；
+# 2. **相似的前文互相借力**：所有前文压进同一组参数，没见过的前文也能从相似的前文那里借来规律
+#    （前文没见过的那一组，GPT 比 5 元模型好得多）；
+# 3. **计算**：前两样都要靠训练一点点学会，训练越多、模型越大，损失越低（下一节）；而计数模型数一遍就定了，
+#    多给它算力也不会更好，只有更多的数据才行。
+#
+# 计数模型仍然赢在它最擅长的地方：训练文本里反复出现的东西——人名、套话、常见的词和词组——它记下的是精确的频率，
+# 而且数一遍只要几十秒；它见过的文本上的分数比没见过的好得多，说明这份“精确”有一大块是背下来的。
+# 附带的 GPT 只训练了一个多小时的 CPU，看得远、会借力这两样都还没学够，所以远处的位置上它也没追回差距。
+#
+# 一个 GPT 要多大、训练多少计算，才能越过 Kneser-Ney？这要量，不能猜：课程最后的总结项目会在几种大小的 GPT 上
+# 量出损失随训练计算量下降的曲线，预测它越过 Kneser-Ney 的地方，再用一次长训练在这把尺子上验证。
+
+# %% [markdown]
 # ## 5. 规模：参数越多、数据越多，损失越低
 #
 # 梯子的最后两级都是 GPT，只是大小和训练量不同。这一节把这件事单独量一量：几个只有宽度不同的小 GPT，

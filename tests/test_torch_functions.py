@@ -180,6 +180,18 @@ def test_einsum(device, data, equation):
              torch_fn=lambda *ts: torch.einsum(equation, *ts))
 
 
+@pytest.mark.skipif(torch is None, reason="PyTorch is the oracle here")
+@pytest.mark.parametrize("equation, shapes", [
+    ("...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 2)]),  # batch dims that broadcast: their gradients are summed back
+    ("bij,bjk", [(2, 3, 4), (2, 4, 5)]),  # no output given: b is summed, as in torch
+    ("b h q d, b h k d -> b h q k", [(1, 2, 3, 4), (1, 2, 5, 4)]),  # spaces are ignored
+])
+def test_einsum_broadcasts_and_reads_equations_as_pytorch(device, equation, shapes):
+    arrays = [np.random.default_rng(i).standard_normal(shape) for i, shape in enumerate(shapes)]
+    check_op(lambda *ts: mg.einsum(equation, *ts), lambda *a: np.einsum(equation.replace(" ", ""), *a), arrays,
+             device, torch_fn=lambda *ts: torch.einsum(equation, *ts))
+
+
 def test_einsum_refuses_what_it_does_not_cover_and_says_so():
     with pytest.raises(NotImplementedError, match="each letter"):
         mg.einsum("ii->i", mg.ones(2, 2))

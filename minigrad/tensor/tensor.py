@@ -6,7 +6,7 @@ inputs, never back, so a graph is freed by reference counting alone, with no cyc
 collector to find. Its operators and methods (`+`, `@`, `exp`, `sum`, `reshape`, ...) each call one op; the
 ops import Tensor, so every method reaches them through the package (`minigrad.ops....`) when it is called.
 
-The class is written in five files of this package, one job each; the other four hold its base classes:
+The class is written in six files of this package, one job each; the other five hold its base classes:
 - here: making a tensor, its attributes, backward, the operators (with PyTorch's type promotion from
   dtypes.py) and indexing;
 - math.py (`MathMethods`): the elementwise functions, the reductions and softmax;

@@ -191,6 +191,9 @@ def _propagate(order: list[Tensor], seeds: dict[int, Any], deliver: Callable[[Te
             gy = grads.pending.pop(id(tensor), None)
             if gy is None:
                 continue  # no path from the roots reaches this tensor's gradient
+            if tensor._hooks:  # register_hook (tensor/hooks.py): the hooks may replace the gradient, or keep it
+                gy = tensor._run_hooks(gy, create_graph)
+                grads.owned.discard(id(tensor))
             if on_step is not None:
                 on_step(tensor, gy.data if create_graph else gy)
             ctx = tensor._ctx

@@ -223,6 +223,41 @@ def gather(data):
     return (lambda t: t.gather(dim, index) ** 2), [x]
 
 
+def distinct_index(data, shape, dim):
+    """An int64 index for scatter along `dim` into `shape`: no position named twice (each column a part of a
+    permutation), so that every written element counts; its size along dim may be smaller than the target's."""
+    size = data.draw(st.integers(1, shape[dim]))
+    keys = data.draw(S.distinct_floats(shape))
+    order = np.argsort(keys, axis=dim, kind="stable")
+    return np.take(order, np.arange(size), axis=dim)
+
+
+def scatter(op):
+    def case(data):
+        x = data.draw(S.floats(data.draw(shapes(min_dims=1))))
+        dim = data.draw(st.integers(0, x.ndim - 1))
+        index = distinct_index(data, x.shape, dim)
+        src = data.draw(S.floats(index.shape))
+        return (lambda t, s: getattr(t, op)(dim, index, s) ** 2), [x, src]
+    return case
+
+
+def cumprod(data):
+    x = data.draw(S.floats(data.draw(shapes(min_dims=1))))
+    dim = data.draw(st.integers(-x.ndim, x.ndim - 1))
+    return (lambda t: t.cumprod(dim) * t), [x]
+
+
+def einsum(data):
+    equation = data.draw(st.sampled_from(["bij,bjk->bik", "bhqd,bhkd->bhqk", "...ij->...ji", "ij,j->i", "ij->"]))
+    sizes = {c: data.draw(st.integers(1, 2)) for c in "bhijkqd"}
+    batch = data.draw(shapes(max_dims=2))
+    arrays = [data.draw(S.floats(batch + tuple(sizes[c] for c in sub.replace("...", ""))
+                                 if "..." in sub else tuple(sizes[c] for c in sub)))
+              for sub in equation.split("->")[0].split(",")]
+    return (lambda *ts: mg.einsum(equation, *ts) ** 2), arrays
+
+
 def matmul(data):
     m, k, n = (data.draw(st.integers(1, 3)) for _ in range(3))
     batch_a, batch_b = data.draw(S.broadcastable_shapes(2, max_dims=2, max_side=2))
@@ -300,7 +335,7 @@ def binary_cross_entropy(data):
     return (lambda a, b: F.binary_cross_entropy(a, b, reduction="sum")), [p, t]
 
 
-E, A, R, SH, I, L = ops.elementwise, ops.activations, ops.reduce, ops.shape, ops.indexing, ops.linalg
+E, A, R, SH, I, L, SC = ops.elementwise, ops.activations, ops.reduce, ops.shape, ops.indexing, ops.linalg, ops.scatter
 SM, LN, GE, EM, DR, AT, LO = (fused.softmax, fused.layer_norm, fused.gelu, fused.embedding, fused.dropout,
                               fused.attention, fused.cross_entropy)
 CASES = {
@@ -328,6 +363,7 @@ CASES = {
     SH.Reshape: reshape, SH.Permute: permute, SH.Expand: expand, SH.Repeat: repeat, SH.Flip: flip,
     SH.Tril: triangle("tril"), SH.Triu: triangle("triu"), SH.Concat: concat, SH.Stack: stack, SH.Clone: clone,
     SH.ToDevice: to_device, I.GetItem: get_item, I.Gather: gather, L.MatMul: matmul, L.Linear: linear,
+    SC.Scatter: scatter("scatter"), SC.ScatterAdd: scatter("scatter_add"), R.CumProd: cumprod, L.Einsum: einsum,
     SM.Softmax: softmax("softmax"), SM.LogSoftmax: softmax("log_softmax"), LN.LayerNorm: layer_norm,
     EM.Embedding: embedding, DR.Dropout: dropout, AT.ScaledDotProductAttention: attention,
     LO.CrossEntropy: cross_entropy, LO.NLLLoss: nll_loss, LO.BinaryCrossEntropy: binary_cross_entropy,

@@ -3,6 +3,7 @@
 For y = a @ b on matrices, dL/da = dL/dy @ b.T and dL/db = a.T @ dL/dy: each input's gradient is the
 upstream gradient multiplied by the other input, transposed. Batched operands broadcast over the
 leading axes as in NumPy; 1-D operands are treated as a row (left) or a column (right) vector.
+`einsum` (Einsum) writes any such contraction in one line: `bhqd,bhkd->bhqk` is attention's q @ k^T.
 Read next: ../fused/ (the hand-derived ops).
 """
 
@@ -78,3 +79,62 @@ class Linear(Function):
 
     def recompute(self, x, w, b=None, *, y):
         return {"x2d": x.reshape(-1, x.shape[-1])}  # for a backward on tensors (higher_order.py)
+
+
+def parse_einsum(equation: str, n_operands: int) -> tuple[list[str], str]:
+    """The subscripts of each operand and of the output, with the output made explicit as NumPy makes it
+    (`...` first, then the letters used once, sorted). Repeated letters within one operand (a diagonal or a
+    trace, `ii->i`) are refused: their backward would need a diagonal write that minigrad does not have."""
+    equation = equation.replace(" ", "")
+    inputs, arrow, output = equation.partition("->")
+    subscripts = inputs.split(",")
+    if len(subscripts) != n_operands:
+        raise ValueError(f"einsum: the equation {equation!r} names {len(subscripts)} operands, {n_operands} given")
+    letters = "".join(subscripts).replace("...", "")
+    if not arrow:
+        once = sorted(c for c in set(letters) if letters.count(c) == 1)
+        output = ("..." if "..." in inputs else "") + "".join(once)
+    for sub in [*subscripts, output]:
+        plain = sub.replace("...", "")
+        if len(set(plain)) != len(plain) or not plain.isalpha() and plain:
+            raise NotImplementedError(
+                f"einsum: minigrad does not support the subscripts {sub!r} in {equation!r}: each letter (a-z, A-Z) "
+                "may appear once per operand; for a diagonal or a trace, multiply by mg.eye(n) and sum")
+    return subscripts, output
+
+
+class Einsum(Function):
+    """y = einsum(equation, x_1, ..., x_n);  gx_k = einsum(out, the other operands -> x_k's subscripts) of gy.
+
+    Each operand's gradient is the same contraction with gy in its place: for y = a @ b (`ij,jk->ik`),
+    ga = einsum(`ik,jk->ij`, gy, b) = gy @ b^T. A letter only x_k has (summed over in x_k alone) is brought back
+    by a ones-shaped operand, which broadcasts gy along it.
+    """
+
+    subscripts: list[str]
+    output: str
+
+    def forward(self, *xs):
+        self.xs = xs
+        return get_array_module(xs[0]).einsum(f"{','.join(self.subscripts)}->{self.output}", *xs)
+
+    def backward(self, gy):
+        xp = get_array_module(gy)
+        gxs = []
+        for k, (x, sub) in enumerate(zip(self.xs, self.subscripts)):
+            if not self.needs_input_grad[k]:
+                gxs.append(None)
+                continue
+            subs, operands = [self.output], [gy]
+            for other, other_sub in zip(self.xs[:k] + self.xs[k + 1:], self.subscripts[:k] + self.subscripts[k + 1:]):
+                subs.append(other_sub)
+                operands.append(other)
+            if not set(sub.replace("...", "")) <= set("".join(subs)):
+                subs.append(sub)
+                operands.append(xp.ones_like(x))
+            gxs.append(xp.einsum(f"{','.join(subs)}->{sub}", *operands))
+        return tuple(gxs)
+
+    def recompute(self, *xs, y):
+        """The operands, as the input tensors (they are saved as one tuple, not one name each)."""
+        return {"xs": xs}

@@ -1,4 +1,5 @@
-"""Reductions over axes: sum, mean, amax/amin, max/min along a dim, var, std, prod, cumsum, logsumexp, norm.
+"""Reductions over axes: sum, mean, amax/amin, max/min along a dim, var, std, prod, cumsum, cumprod,
+logsumexp, norm.
 
 Each op takes `axis` (None for every axis, or a sorted tuple of non-negative axes; Tensor's `_axes` turns
 PyTorch's `dim` into that) and `keepdims`. A reduction's backward spreads the gradient back over the
@@ -19,6 +20,7 @@ import numpy as np
 from minigrad.backend import get_array_module
 from minigrad.function import Function
 from minigrad.ops.elementwise import pytorch_sign, to_float
+from minigrad.ops.shape import Concat
 
 
 class ValuesIndices(NamedTuple):
@@ -252,6 +254,40 @@ class CumSum(Function):
     def backward(self, gy):
         xp = get_array_module(gy)
         return xp.flip(xp.cumsum(xp.flip(gy, self.axis), axis=self.axis), self.axis)
+
+
+class CumProd(Function):
+    """y_i = x_1 * ... * x_i along axis;  gx_j = (x_1 ... x_(j-1)) * s_j, where s_j = sum over i >= j of
+    gy_i * (x_(j+1) ... x_i), that is s_n = gy_n and s_j = gy_j + x_(j+1) * s_(j+1).
+
+    The naive gx_j = (sum over i >= j of gy_i y_i) / x_j divides by zero at a zero input; the recurrence never
+    divides, so it is exact for every input, zeros included, and gives what PyTorch gives.
+    """
+
+    axis: int
+
+    def forward(self, x):
+        self.x = x
+        return get_array_module(x).cumprod(x, axis=self.axis, dtype=accumulator(x.dtype))
+
+    def backward(self, gy):
+        xp = get_array_module(gy)
+        x, gy = xp.moveaxis(self.x, self.axis, 0), xp.moveaxis(gy, self.axis, 0)  # the axis first: (n, ...)
+        if x.shape[0] == 0:
+            return xp.moveaxis(gy, 0, self.axis)
+        before = xp.cumprod(xp.concatenate([xp.ones_like(x[:1]), x[:-1]]), axis=0)  # x_1 ... x_(j-1)
+        s = [gy[-1]]
+        for j in range(x.shape[0] - 2, -1, -1):  # the recurrence, from the end
+            s.append(gy[j] + x[j + 1] * s[-1])
+        return xp.moveaxis(before * xp.stack(s[::-1]), 0, self.axis)
+
+    def composed(self, x):
+        """The running product as a chain of multiplications: its graph gives double backward."""
+        factors = [x[(slice(None),) * self.axis + (slice(i, i + 1),)] for i in range(x.shape[self.axis])]
+        ys = factors[:1]
+        for factor in factors[1:]:
+            ys.append(ys[-1] * factor)
+        return Concat.apply(*ys, axis=self.axis) if ys else x * 1
 
 
 class LogSumExp(Function):

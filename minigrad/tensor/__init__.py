@@ -6,7 +6,8 @@ Reading order:
 3. shape.py: reshape, permute, transpose, squeeze, expand, split, gather, ...;
 4. convert.py: to another dtype or device, to Python values, to NumPy (and backward's seed gradient);
 5. inplace.py: `w -= lr * w.grad`, `zero_()`, ... and the version counter backward checks;
-6. xp.py: NumPy's names on tensors, for an op's backward run on tensors (create_graph, higher_order.py).
+6. hooks.py: register_hook and retain_grad, the gradient hooks backward calls;
+7. xp.py: NumPy's names on tensors, for an op's backward run on tensors (create_graph, higher_order.py).
 
 `from minigrad.tensor import Tensor` is the one import the rest of the engine needs.
 Read next: function.py (Function, one op), then autograd.py (the backward pass).

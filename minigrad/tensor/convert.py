@@ -69,6 +69,46 @@ class ConversionMethods:
         dtype = check_dtype(dtype)
         return self.clone() if dtype == self.dtype else self._cast(dtype)
 
+    def cpu(self) -> minigrad.Tensor:
+        """This tensor on the cpu (itself if it is there already), as `to("cpu")`."""
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None) -> minigrad.Tensor:
+        """This tensor on the GPU (`"cuda"`, or `cuda:N` for an int or a device name), as `to("cuda")`."""
+        return self.to("cuda" if device is None else f"cuda:{device}" if isinstance(device, int) else device)
+
+    # New tensors like this one: of its dtype and on its device unless told otherwise (`x.new_zeros(3)`).
+    def new_tensor(self, data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+        """A tensor of `data` (a copy), with this tensor's dtype and device by default, as torch's new_tensor."""
+        return minigrad.Tensor(data, requires_grad, *self._like(dtype, device))
+
+    def new_full(self, size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False) -> Tensor:
+        """A tensor of shape `size` filled with `fill_value`, with this tensor's dtype and device by default."""
+        return minigrad.full(size, fill_value, *self._like(dtype, device), requires_grad)
+
+    def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+        return self.new_full(_size(size), 0, dtype, device, requires_grad)
+
+    def new_ones(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+        return self.new_full(_size(size), 1, dtype, device, requires_grad)
+
+    def new_empty(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+        """An uninitialised tensor in PyTorch; here filled with zeros (the values must not be relied on)."""
+        return self.new_full(_size(size), 0, dtype, device, requires_grad)
+
+    def _like(self, dtype: Any, device: Any) -> tuple[Any, Any]:
+        """(dtype, device), this tensor's where not given (a NumPy dtype is falsy: compare with None)."""
+        return self.dtype if dtype is None else dtype, self.device if device is None else device
+
+    def nelement(self) -> int:
+        """The number of elements (numel)."""
+        return int(self.data.size)
+
+    def element_size(self) -> int:
+        """The bytes one element takes (4 for float32)."""
+        return int(self.dtype.itemsize)
+
     # PyTorch's shorthands for `to(dtype)`.
     def float(self) -> minigrad.Tensor:
         return self.to(np.float32)
@@ -146,6 +186,11 @@ class ConversionMethods:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         array = self.data if dtype is None else self.data.astype(dtype, copy=False)
         return array.copy() if copy else array
+
+
+def _size(size: tuple) -> tuple[int, ...]:
+    """A size given either way, f(2, 3) or f((2, 3))."""
+    return tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
 
 
 def _names_a_device(arg: Any) -> bool:

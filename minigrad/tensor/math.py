@@ -210,13 +210,20 @@ class MathMethods:
 
     def cumsum(self, dim: int | None = None, *, dtype: Any = None, axis: int | None = None) -> Tensor:
         """Running sums along `dim`: y_i = x_0 + ... + x_i."""
-        dim, _ = _dim_alias("cumsum", dim, False, axis, None)
+        return self._cumulative(minigrad.ops.reduce.CumSum, "cumsum", dim, dtype, axis)
+
+    def cumprod(self, dim: int | None = None, *, dtype: Any = None, axis: int | None = None) -> Tensor:
+        """Running products along `dim`: y_i = x_0 * ... * x_i (zeros get their exact gradient)."""
+        return self._cumulative(minigrad.ops.reduce.CumProd, "cumprod", dim, dtype, axis)
+
+    def _cumulative(self, op_class: Any, op: str, dim: Any, dtype: Any, axis: Any) -> Tensor:
+        dim, _ = _dim_alias(op, dim, False, axis, None)
         if dim is None:
-            raise TypeError("cumsum: pass dim, as PyTorch requires")
+            raise TypeError(f"{op}: pass dim, as PyTorch requires")
         x = self._as(dtype)
         if self.ndim == 0:
-            return minigrad.ops.reduce.CumSum.apply(x.reshape(1), axis=_dim("cumsum", dim, 0)).reshape(())
-        return minigrad.ops.reduce.CumSum.apply(x, axis=_dim("cumsum", dim, self.ndim))
+            return op_class.apply(x.reshape(1), axis=_dim(op, dim, 0)).reshape(())
+        return op_class.apply(x, axis=_dim(op, dim, self.ndim))
 
     def logsumexp(self, dim: Dims = None, keepdim: bool = False, *, axis: Dims = None,
                   keepdims: bool | None = None) -> Tensor:
@@ -282,6 +289,24 @@ class MathMethods:
         return self._compare(other, "not_equal")
 
     __hash__ = object.__hash__  # tensors are hashed by identity, as in PyTorch
+    lt, le, gt, ge, eq, ne = __lt__, __le__, __gt__, __ge__, __eq__, __ne__  # PyTorch's method names for them
+
+    def all(self, dim: Dims = None, keepdim: bool = False) -> Tensor:
+        """Whether every element (along `dim`) is nonzero: a bool tensor, as torch.all."""
+        return self._logical("all", dim, keepdim)
+
+    def any(self, dim: Dims = None, keepdim: bool = False) -> Tensor:
+        """Whether some element (along `dim`) is nonzero: a bool tensor, as torch.any."""
+        return self._logical("any", dim, keepdim)
+
+    def _logical(self, op: str, dim: Dims, keepdim: bool) -> Tensor:
+        axes, keepdim = _reduction(op, self.ndim, dim, keepdim, None, None)
+        xp = backend.get_array_module(self.data)
+        return minigrad.Tensor._make(getattr(xp, op)(self.data, axis=axes, keepdims=keepdim), False)
+
+    def where(self, condition: Any, other: Any) -> Tensor:
+        """This tensor where `condition` is True, else `other`: x.where(c, y) is torch.where(c, x, y)."""
+        return minigrad.functional.where(condition, self, other)
 
     # Logical operators on bool tensors (bitwise on integers), as in PyTorch: masks such as (x > 0) & (x < 1).
     def __and__(self, other: Any) -> Tensor:

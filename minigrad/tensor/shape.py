@@ -1,5 +1,6 @@
 """Tensor's shape methods, a base class of Tensor: reshape and view, permute and transpose, squeeze and
-unsqueeze, flatten, expand, repeat, flip, split and chunk, tril and triu, gather.
+unsqueeze, flatten, expand, repeat, flip, split and chunk, tril and triu, gather; then selecting, sorting and
+scattering along a dim: index_select, unbind, roll, sort, argsort, topk, scatter, scatter_add, diag.
 
 Each checks its arguments as PyTorch does (a dim may be negative; a bad one gets PyTorch's complaint, with
 the op's name) and calls one op from ops/shape.py or ops/indexing.py. Several are Reshape in disguise:
@@ -202,6 +203,102 @@ class ShapeMethods:
         return minigrad.ops.indexing.Gather.apply(self, dim=dim, index=index)
 
 
+    # Selecting, sorting and scattering along a dim: each reads or writes through an index (ops/indexing.py,
+    # ops/scatter.py), so the gradient goes back to exactly the elements that were used.
+    def index_select(self, dim: int, index: Any) -> minigrad.Tensor:
+        """The slices at `index` (a 1-D integer tensor) along `dim`, in that order, as torch.index_select."""
+        dim = _dim(dim, self.ndim, "index_select")
+        index = _check_index(index, self, dim, "index_select")
+        if index.ndim > 1:
+            raise IndexError(f"index_select: index must be a vector (1-D), not of shape {index.shape}")
+        return self[(slice(None),) * dim + (index.reshape(-1),)]
+
+    def unbind(self, dim: int = 0) -> tuple[minigrad.Tensor, ...]:
+        """The slices along `dim`, that dim removed, as a tuple (`torch.unbind`)."""
+        dim = _dim(dim, self.ndim, "unbind")
+        return tuple(self[(slice(None),) * dim + (i,)] for i in range(self.shape[dim]))
+
+    def roll(self, shifts: Any, dims: Any = None) -> minigrad.Tensor:
+        """Elements shifted by `shifts` along `dims`, those pushed past the end coming back at the start;
+        without dims, along the flattened tensor (its shape kept), as torch.roll."""
+        if dims is None:
+            if isinstance(shifts, (tuple, list)) and len(shifts) != 1:
+                raise RuntimeError(f"roll: {len(shifts)} shifts given without dims; give one dim per shift")
+            return self.reshape(-1).roll(shifts, 0).reshape(self.shape)
+        shifts, dims = _sizes((shifts,)), _sizes((dims,))
+        if len(shifts) != len(dims):
+            raise RuntimeError(f"roll: {len(shifts)} shifts and {len(dims)} dims; give one shift per dim")
+        y = self
+        for shift, dim in zip(shifts, dims):
+            dim = _dim(dim, self.ndim, "roll")
+            n = self.shape[dim]
+            if n:  # y[i] = x[(i - shift) mod n]
+                y = y[(slice(None),) * dim + ((np.arange(n) - shift) % n,)]
+        return y
+
+    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+        """(values, indices) sorted along `dim`, as torch.sort. Always stable: equal elements keep their order
+        (PyTorch's CPU sort does the same); NaN counts as the largest value, as in PyTorch."""
+        x = self if self.ndim else self.reshape(1)
+        dim = _dim(dim, self.ndim, "sort")
+        indices = _sorted_indices(x.data, dim, descending)
+        values, indices = x.gather(dim, indices), minigrad.Tensor._make(indices, False)
+        if not self.ndim:
+            values, indices = values.reshape(()), indices.reshape(())
+        return minigrad.ops.reduce.ValuesIndices(values, indices)
+
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> minigrad.Tensor:
+        """The indices that sort the tensor along `dim` (stable, as sort)."""
+        return self.sort(dim, descending, stable).indices
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
+        """(values, indices) of the k largest (or smallest) elements along `dim`, largest first, as torch.topk.
+
+        Among equal elements the one seen first comes first. PyTorch leaves that order unspecified (its CPU
+        kernel may give the tied indices in another order); the values are the same.
+        """
+        dim = _dim(dim, self.ndim, "topk")
+        n = self.shape[dim] if self.ndim else 1
+        if not 0 <= operator.index(k) <= n:
+            raise RuntimeError(f"topk: k ({k}) is out of range for a dim of size {n}")
+        values, indices = self.sort(dim, descending=largest)
+        picked = (slice(None),) * dim + (slice(0, k),) if self.ndim else ()
+        return minigrad.ops.reduce.ValuesIndices(values[picked], indices[picked])
+
+    def scatter(self, dim: int, index: Any, src: Any = None, *, value: Any = None,
+                reduce: str | None = None) -> minigrad.Tensor:
+        """A copy with `src` (a tensor, or a number) written at `index` along `dim`, as torch.scatter:
+        for dim 0, out[index[i][j]][j] = src[i][j]."""
+        if reduce is not None:
+            raise NotImplementedError("scatter: minigrad has no reduce=; use scatter_add for reduce='add'")
+        dim = _dim(dim, self.ndim, "scatter")
+        index = _check_index(index, self, dim, "scatter")
+        src = _scatter_source(self, value if src is None else src, index, "scatter")
+        return minigrad.ops.scatter.Scatter.apply(self, src, dim=dim, index=index)
+
+    def scatter_add(self, dim: int, index: Any, src: Any) -> minigrad.Tensor:
+        """A copy with `src` added at `index` along `dim` (a position named twice adds both), as torch.scatter_add."""
+        dim = _dim(dim, self.ndim, "scatter_add")
+        index = _check_index(index, self, dim, "scatter_add")
+        src = _scatter_source(self, src, index, "scatter_add")
+        return minigrad.ops.scatter.ScatterAdd.apply(self, src, dim=dim, index=index)
+
+    def diag(self, diagonal: int = 0) -> minigrad.Tensor:
+        """A 1-D tensor's square matrix with it on the `diagonal`-th diagonal, or a matrix's diagonal, as torch.diag."""
+        k = operator.index(diagonal)
+        if self.ndim == 1:
+            n = self.shape[0]
+            m = n + abs(k)
+            flat = (np.arange(n) + max(-k, 0)) * m + np.arange(n) + max(k, 0)  # row * m + column
+            zeros = minigrad.zeros(m * m, dtype=self.dtype, device=self.device)
+            return zeros.scatter(0, flat, self).reshape(m, m)
+        if self.ndim == 2:
+            rows, columns = self.shape
+            length = max(0, min(rows, columns - k) if k >= 0 else min(rows + k, columns))
+            return self[np.arange(length) + max(-k, 0), np.arange(length) + max(k, 0)]
+        raise RuntimeError(f"diag: the input must have 1 or 2 dims, not {self.ndim}")
+
+
 def _sizes(args: tuple) -> tuple[int, ...]:
     """Sizes or dims given either way, f(2, 3) or f((2, 3)), as plain ints."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
@@ -216,3 +313,41 @@ def _dim(dim: Any, ndim: int, op: str) -> int:
     if not -n <= dim < n:
         raise IndexError(f"{op}: dim {dim} is out of range for a tensor with {ndim} dims (expected {-n}..{n - 1})")
     return dim % n
+
+
+def _check_index(index: Any, x: Any, dim: int, op: str) -> Any:
+    """An integer index for `op` along `dim` of x, as a backend array; out-of-range values are refused."""
+    index = minigrad.ops.indexing.index_array(index, x.device, op)
+    if index.dtype.kind not in "iu":
+        raise TypeError(f"{op}: index must hold integers, not {index.dtype}")
+    n = x.shape[dim] if x.ndim else 1
+    if index.size and (int(index.min()) < 0 or int(index.max()) >= n):
+        raise IndexError(f"{op}: index {int(index.min())}..{int(index.max())} is out of range for dim {dim} of "
+                         f"size {n}")
+    if op.startswith("scatter") and index.ndim != x.ndim:
+        raise minigrad.ShapeError(f"{op}: index {index.shape} must have as many dims as the input {x.shape}")
+    if op.startswith("scatter") and any(i > s for d, (i, s) in enumerate(zip(index.shape, x.shape)) if d != dim):
+        raise minigrad.ShapeError(f"{op}: index {index.shape} is larger than the input {x.shape} at a dim other "
+                                  f"than dim {dim}")
+    return index
+
+
+def _scatter_source(x: Any, src: Any, index: Any, op: str) -> Any:
+    """The values `op` writes: a number filled to index's shape, or a tensor of x's dtype cut to index's shape."""
+    if not isinstance(src, minigrad.Tensor):
+        return minigrad.full(index.shape, src, dtype=x.dtype, device=x.device)
+    if src.dtype != x.dtype:
+        raise RuntimeError(f"{op}: src ({src.dtype}) must have the input's dtype ({x.dtype})")
+    if src.ndim != index.ndim or any(i > s for i, s in zip(index.shape, src.shape)):
+        raise minigrad.ShapeError(f"{op}: index {index.shape} must be no larger than src {src.shape} at any dim")
+    return src if src.shape == index.shape else src[tuple(slice(0, n) for n in index.shape)]
+
+
+def _sorted_indices(x: Any, dim: int, descending: bool) -> Any:
+    """The stable sorting order along dim. Descending: the ascending order of the reversed array, reversed
+    (so equal elements keep their order, and NaN, last when ascending, comes first), mapped back."""
+    xp = minigrad.backend.get_array_module(x)
+    if not descending:
+        return xp.argsort(x, axis=dim, kind="stable")
+    n = x.shape[dim]
+    return n - 1 - xp.flip(xp.argsort(xp.flip(x, dim), axis=dim, kind="stable"), dim)

@@ -6,13 +6,14 @@ inputs, never back, so a graph is freed by reference counting alone, with no cyc
 collector to find. Its operators and methods (`+`, `@`, `exp`, `sum`, `reshape`, ...) each call one op; the
 ops import Tensor, so every method reaches them through the package (`minigrad.ops....`) when it is called.
 
-The class is written in five files of this package, one job each; the other four hold its base classes:
+The class is written in six files of this package, one job each; the other five hold its base classes:
 - here: making a tensor, its attributes, backward, the operators (with PyTorch's type promotion from
   dtypes.py) and indexing;
 - math.py (`MathMethods`): the elementwise functions, the reductions and softmax;
 - convert.py (`ConversionMethods`): to another dtype or device, to Python values and to NumPy;
 - inplace.py (`InPlaceMethods`): in-place updates, `w -= lr * w.grad`, `zero_()`, ...;
-- shape.py (`ShapeMethods`): reshape, permute, transpose, squeeze, expand, split, gather, ...
+- shape.py (`ShapeMethods`): reshape, permute, transpose, squeeze, expand, split, gather, ...;
+- hooks.py (`HookMethods`): register_hook and retain_grad.
 
 Read next: function.py (Function, one op), then autograd.py (the backward pass).
 """
@@ -27,6 +28,7 @@ import minigrad
 from minigrad import autograd, backend
 from minigrad.dtypes import DEFAULT_FLOAT, FLOAT_DTYPES, check_dtype, is_number, result_type
 from minigrad.tensor.convert import ConversionMethods, seed_gradient
+from minigrad.tensor.hooks import HookMethods
 from minigrad.tensor.inplace import InPlaceMethods
 from minigrad.tensor.math import MathMethods
 from minigrad.tensor.shape import ShapeMethods
@@ -41,7 +43,7 @@ class ShapeError(ValueError):
     """A shape mismatch, with a message naming the op and the shapes."""
 
 
-class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods):
+class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods, HookMethods):
     """An n-dimensional array that remembers how it was computed, for reverse-mode autodiff.
 
     `Tensor(data, requires_grad=False, dtype=None, device=None)`: Python floats and float arrays
@@ -49,7 +51,7 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods):
     """
 
     # _version counts in-place updates (inplace.py), so that backward can refuse a changed input.
-    __slots__ = ("data", "grad", "requires_grad", "_ctx", "_retains_grad", "_version", "name", "__weakref__")
+    __slots__ = ("data", "grad", "requires_grad", "_ctx", "_retains_grad", "_hooks", "_version", "name", "__weakref__")
     __array_priority__ = 1000  # so that `numpy_array + tensor` calls Tensor.__radd__
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None, device: Any = None) -> None:
@@ -82,6 +84,7 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods):
         self.requires_grad = requires_grad
         self._ctx: Function | None = None
         self._retains_grad = False
+        self._hooks: list | None = None  # register_hook (hooks.py)
         self._version = 0
         self.name: str | None = None
 
@@ -96,6 +99,7 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods):
         out.requires_grad = requires_grad
         out._ctx = None
         out._retains_grad = False
+        out._hooks = None
         out._version = 0
         out.name = None
         return out
@@ -178,11 +182,6 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods):
         if requires_grad and self.dtype.kind != "f":
             raise TypeError(f"requires_grad_: only float tensors can require grad, not {self.dtype}")
         self.requires_grad = requires_grad
-        return self
-
-    def retain_grad(self) -> Tensor:
-        """Keep this non-leaf tensor's gradient in `.grad` after backward (as in PyTorch)."""
-        self._retains_grad = True
         return self
 
     def zero_grad(self) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from minigrad.factories import zeros_like  # noqa: F401  (a constant: the gradient of a step function)
+from minigrad.factories import ones_like, zeros_like  # noqa: F401  (constants: a step function's gradient, ...)
 from minigrad.functional import where  # noqa: F401  (cond, a and b as in np.where; cond is not differentiated)
 from minigrad.tensor import Tensor
 
@@ -65,6 +65,12 @@ def split(x: Tensor, boundaries: list[int], axis: int) -> list[Tensor]:
     edges = [0, *boundaries, x.shape[axis]]
     before = (slice(None),) * (axis % x.ndim)
     return [x[before + (slice(start, stop),)] for start, stop in zip(edges, edges[1:])]
+
+
+def einsum(equation: str, *operands: Tensor) -> Tensor:
+    from minigrad.mathops import einsum  # here: mathops imports the tensor package
+
+    return einsum(equation, *operands)
 
 
 def __getattr__(name: str) -> Any:

@@ -42,6 +42,7 @@ from tutorials.course import QUICK, T_START, label, show_figure  # 放在最前�
 
 # isort: split
 import math
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -296,7 +297,7 @@ reference = gelu_and_slope(x)
 for gelu in VARIANTS.values():
     y, slope = gelu(x)
     assert np.allclose(y, reference[0], rtol=1e-5, atol=1e-6) and np.allclose(slope, reference[1], rtol=1e-5, atol=1e-6)
-print("三种写法算出同样的值和导数（到 float32 的舍入误差）：", ", ".join(VARIANTS))
+print("每种写法都算出同样的值和导数（到 float32 的舍入误差）：", ", ".join(VARIANTS))
 
 # %% [markdown]
 # **先猜一猜**：数组放不进末级缓存时，36 遍的 NumPy GELU 比编译成一遍的慢多少倍？照上面的字节数，搬运最多差 28 倍左右；
@@ -359,11 +360,14 @@ for ax in (left, right):
     ax.set_xlabel(label("数组大小（字节）", "array size (bytes)"))
 left.set_ylabel(label("每个元素的耗时（纳秒）", "time per element (ns)"))
 right.set_ylabel(label("GB/s（按必须搬运的字节算）", "GB/s (bytes that must move)"))
-left.legend(fontsize=8)
-right.legend(fontsize=8)
+legend = {}  # 两张图共用一个图例，放在下面，不挡住曲线
+for ax in (left, right):
+    for handle, text in zip(*ax.get_legend_handles_labels()):
+        legend.setdefault(text, handle)
+fig.legend(legend.values(), legend.keys(), loc="lower center", ncol=4, fontsize=8)
 fig.suptitle(label("精确 GELU：36 遍 NumPy、分块、编译成一遍",
                    "Exact GELU: 36 NumPy passes, in blocks, one compiled pass"))
-fig.tight_layout()
+fig.tight_layout(rect=(0, 0.1, 1, 1))
 show_figure(fig, "08_roofline.png")
 
 # %% [markdown]
@@ -372,7 +376,9 @@ show_figure(fig, "08_roofline.png")
 # - 数组小的时候，三条线都远高于下限：调用 NumPy 一次有固定的开销（几微秒），36 次调用加起来比算本身还贵。
 # - 数组越过缓存以后，整个数组的 NumPy GELU 贴近它自己的下限：它不是算得慢，是**搬得多**——
 #   每一遍都把数组从内存读一遍、写一遍。
-#   它每次还要新分配十来个临时数组，操作系统得给每个新数组现找内存页，这也要时间。
+#   它每次还要新分配十来个临时数组。超过 32 MiB 的数组，C 库（glibc）每次都直接向操作系统要新的内存页、用完就还，
+#   每一页第一次被写时，操作系统先要把它清零：又是一遍写内存，还算在操作系统的账上。拷贝用的是事先分配好的数组，
+#   没有这笔开销；下面一格打印出最大的数组上这部分占了多少。
 # - 分块的版本越过缓存以后仍然比整个数组快：36 遍都在 L2 缓存里，内存只碰一次。但它还是 36 次调用每块，每次调用都要
 #   从缓存读、往缓存写，所以它比编译版慢。分块省下的是**搬运**，省不下**调用次数**。
 # - 编译版把 36 步放进寄存器，一个元素只读一次、写一次：这就是融合。PyTorch 的每个运算都是这样的编译好的循环，
@@ -387,6 +393,13 @@ blocks_speedup = last["numpy"] / last["blocks"]
 print(f"{LARGEST * 4 / 2**20:g} MiB 的数组（末级缓存 {LLC / 2**20:g} MiB）：分块比整个数组快 {blocks_speedup:.1f} 倍")
 predicted = BYTES_NUMPY * LARGEST / BANDWIDTH
 print(f"按带宽预言 NumPy GELU 至少要 {predicted * 1e3:.0f} 毫秒，实测 {last['numpy'] * 1e3:.0f} 毫秒")
+big = rng.standard_normal(LARGEST, dtype=np.float32)
+before = os.times()
+gelu_and_slope(big)
+after = os.times()
+user, system = after.user - before.user, after.system - before.system
+print(f"再算一次：其中操作系统（给新数组找页、清零）占 {system / max(user + system, 1e-9):.0%}")
+del big  # 最大的数组占几百 MiB：用完就还
 if FUSED:
     fused_speedup = last["numpy"] / last["fused"]
     print(f"编译成一遍比 36 遍的 NumPy 快 {fused_speedup:.1f} 倍，比分块快 {last['blocks'] / last['fused']:.1f} 倍")

@@ -14,7 +14,7 @@ import pytest
 from tutorials.exercises import LECTURES
 
 TUTORIALS = Path(__file__).resolve().parent.parent / "tutorials"
-FILES = sorted(TUTORIALS.glob("0[0-7]_*.py"))
+FILES = sorted(TUTORIALS.glob("0[0-8]_*.py"))
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])

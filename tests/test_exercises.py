@@ -27,6 +27,7 @@ from tutorials.solutions import lecture02 as sol02
 from tutorials.solutions import lecture03 as sol03
 from tutorials.solutions import lecture05 as sol05
 from tutorials.solutions import lecture06 as sol06
+from tutorials.solutions import lecture08 as sol08
 from tutorials.yardstick import Score
 
 ALL = [exercise for exercises_of_lecture in LECTURES.values() for exercise in exercises_of_lecture]
@@ -536,6 +537,27 @@ SHORTCUTS = [
 ]
 
 
+def roofline_by_min(n, nbytes, flops, bandwidth, rate):
+    return min(n * nbytes / bandwidth, n * flops / rate)
+
+
+def in_blocks_flat(f, x, block):
+    flat = x.reshape(-1)
+    parts = [f(flat[start:start + block]) for start in range(0, flat.size, block)]
+    return tuple(np.concatenate(results) for results in zip(*parts))  # never reshaped back
+
+
+def horner_new_arrays(coefficients, s):
+    y = s * coefficients[-1] + coefficients[-2]
+    for c in reversed(coefficients[:-2]):
+        y = y * s + c  # a new array at every step
+    return y
+
+
+def horner_backwards(coefficients, s):
+    return sol08.horner(coefficients[::-1], s)
+
+
 WRONG = GAPS + SHORTCUTS + [
     ("0.1", forward_difference, "前向差分"),
     ("0.1", central_without_2, "分母应是 2h"),
@@ -606,6 +628,10 @@ WRONG = GAPS + SHORTCUTS + [
     ("7.4", gpt_parameters_untied, "tie_weights"),
     ("7.5", paired_gap_unpaired, "先逐窗口相减"),
     ("7.5", paired_gap_per_character, "同一个窗口里的字符不是独立的"),
+    ("8.1", roofline_by_min, "应取 max"),
+    ("8.2", in_blocks_flat, "reshape 回去"),
+    ("8.3", horner_new_arrays, "应只有 1 个"),
+    ("8.3", horner_backwards, "顺序反了"),
 ]
 
 
@@ -652,7 +678,7 @@ def test_every_exercise_is_tested_with_a_wrong_answer():
 
 
 def test_every_lecture_has_three_to_six_exercises():
-    assert list(LECTURES) == [f"{n:02d}" for n in range(8)]
+    assert list(LECTURES) == [f"{n:02d}" for n in range(9)]
     assert all(3 <= len(exercises_of_lecture) <= 6 for exercises_of_lecture in LECTURES.values())
 
 

@@ -38,7 +38,7 @@
 # 解释一个值用了两次、或者被广播过时，它的梯度为什么要加起来；
 # 用 `mg.grad(..., create_graph=True)` 对梯度再求导，并说清二阶导数为什么让牛顿法几步就收敛。
 #
-# **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（在 2 核 CPU 上实测）；最后有 6 道练习。
+# **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（在 2 核 CPU 上实测）；最后有 7 道练习。
 
 # %%
 from tutorials.course import FIGURES, QUICK, label, show_figure, show_image  # 最先导入：它限定 BLAS 线程数
@@ -773,8 +773,9 @@ print("上面的损失通过了 gradgradcheck")
 #
 # ## 练习
 #
-# 6 道练习在 `tutorials/exercises/lecture00.py` 里：中心差分（0.1）、`Mul` 和 `Tanh` 的反向传播（0.2、0.3）、
-# `sum_to`（0.4）、推导 `Div` 的反向传播（0.5）、任意逐元素函数的 n 阶导数（0.6）。
+# 7 道练习在 `tutorials/exercises/lecture00.py` 里：中心差分（0.1）、`Mul` 和 `Tanh` 的反向传播（0.2、0.3）、
+# `sum_to`（0.4）、推导 `Div` 的反向传播（0.5）、任意逐元素函数的 n 阶导数（0.6），
+# 以及一道开放题（0.7）：没有标准答案，只有目标——用尽量少的试验找到第 7 节那种最快的学习率，检查器在没见过的山谷上考。
 # 打开那个文件，把每个 `raise NotImplementedError` 换成你的代码，
 # 再运行下面这一格（或在终端里运行 `python -m tutorials.exercises check 00`）：检查器逐题告诉你对了没有，
 # 错了的话用一句话说出错在哪。也可以在本 Notebook 里新建一格写函数，直接交给检查器，例如 `check("0.4", sum_to)`。

@@ -35,7 +35,7 @@
 # **学完这一讲，你能**：用交叉熵给一个语言模型打分，并说出“瞎猜”的分数是多少；数出一个二元模型，
 # 再用梯度下降把同一个模型“学”出来；解释为什么多看几个字有用、却越来越难靠数数做到。
 #
-# **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（在 2 核 CPU 上实测）；最后有 5 道练习。
+# **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（在 2 核 CPU 上实测）；最后有 6 道练习。
 
 # %%
 from tutorials.course import QUICK, label, show_figure  # 最先导入：它要在 NumPy 载入前限定 BLAS 线程数
@@ -718,8 +718,10 @@ assert max(hits[s][0] for s in range(1, 6)) < 0.35  # 诗句本身没有哪个�
 #
 # ## 练习
 #
-# 5 道练习在 `tutorials/exercises/lecture01.py` 里：瞎猜的损失（1.1）、数出二元组（1.2）、平滑并归一化（1.3）、
-# 平均交叉熵（1.4）、熵（1.5）。把每个 `raise NotImplementedError` 换成你的代码，再运行下面这一格
+# 6 道练习在 `tutorials/exercises/lecture01.py` 里：瞎猜的损失（1.1）、数出二元组（1.2）、平滑并归一化（1.3）、
+# 平均交叉熵（1.4）、熵（1.5），以及一道开放题（1.6）：第 3 节把 β 固定在 2 只挑了 k；在训练文本里切出开发集，
+# 把 k 和 β 一起挑，在尺子上比讲义的选择好 0.15 纳特以上。检查器只把训练文本交给你，碰了尺子就不算。
+# 把每个 `raise NotImplementedError` 换成你的代码，再运行下面这一格
 # （或在终端里运行 `python -m tutorials.exercises check 01`）。也可以在这里写函数直接检查，
 # 例如 `check("1.2", bigram_counts)`。
 

@@ -77,8 +77,8 @@ rng = np.random.default_rng(0)
 # %%
 from tutorials.predictions import Predictions
 
-guesses = Predictions("00", folder=FIGURES)  # 本讲的先猜一猜都记在这里（figures/guesses_00.json）
-guesses.guess("best_h", 1e-10, "中心差分的误差在哪个 h 附近最小", default=1e-10)  # 改成你的猜测
+my_guesses = Predictions("00", folder=FIGURES)  # 本讲的先猜一猜都记在这里（figures/guesses_00.json）
+my_guesses.guess("best_h", 1e-10, "中心差分的误差在哪个 h 附近最小", default=1e-10)  # 改成你的猜测
 
 # %%
 def f(x):
@@ -113,7 +113,7 @@ ax.grid(True, which="major", alpha=0.3)
 ax.legend()
 fig.tight_layout()
 show_figure(fig, "00_finite_differences.png")
-guesses.reveal("best_h", hs[np.argmin(central_err)])
+my_guesses.reveal("best_h", hs[np.argmin(central_err)])
 
 # %% [markdown]
 # 图中右半边是截断误差：前向差分的线斜率约为 1（误差 ∝ h），中心差分约为 2（误差 ∝ h²）。
@@ -337,7 +337,7 @@ for name in inputs:
 # 错误版本会给出多少？它会报错吗？
 
 # %%
-guesses.guess("buggy_dzdx", 25.0, "覆盖梯度的引擎给出的 dz/dx", default=25.0)  # 改成你的猜测
+my_guesses.guess("buggy_dzdx", 25.0, "覆盖梯度的引擎给出的 dz/dx", default=25.0)  # 改成你的猜测
 
 # %%
 class BuggyValue(Value):
@@ -367,7 +367,7 @@ def twice(cls):
 
 print("正确的引擎：dz/dx =", twice(Value))
 print("有错的引擎：dz/dx =", twice(BuggyValue))
-guesses.reveal("buggy_dzdx", twice(BuggyValue))
+my_guesses.reveal("buggy_dzdx", twice(BuggyValue))
 assert twice(Value) == 25.0
 assert twice(BuggyValue) != 25.0  # 覆盖悄悄丢了梯度：答案错了，却不报任何错
 
@@ -460,7 +460,7 @@ assert caught is not None and "analytic" in caught
 # 它的第 0 个元素等于什么？
 
 # %%
-guesses.guess("bias_grad_shape", "(4, 3)", "bb.grad 的形状", options=["(4, 3)", "(3,)"], default="(4, 3)")
+my_guesses.guess("bias_grad_shape", "(4, 3)", "bb.grad 的形状", options=["(4, 3)", "(3,)"], default="(4, 3)")
 
 # %%
 Xb = mg.tensor(rng.standard_normal((4, 3)), requires_grad=True, dtype="float64")
@@ -470,7 +470,7 @@ upstream = rng.standard_normal((4, 3))
 print("输出梯度的形状：", upstream.shape, "  b.grad 的形状：", bb.grad.shape)
 print("b.grad            =", bb.grad.numpy())
 print("upstream.sum(0)   =", upstream.sum(axis=0))
-guesses.reveal("bias_grad_shape", str(bb.grad.shape))
+my_guesses.reveal("bias_grad_shape", str(bb.grad.shape))
 assert bb.grad.shape == bb.shape
 assert np.allclose(bb.grad.numpy(), upstream.sum(axis=0))
 assert np.allclose(sum_to(upstream, (3,)), upstream.sum(axis=0))
@@ -599,12 +599,12 @@ for order, (d, expected) in enumerate(zip(derivatives, by_hand_tanh), start=1):
 # **先猜一猜**：每多求一阶导数，计算图会变大多少？四阶导数的图里大约有多少个运算：8 个？20 个？还是更多？
 
 # %%
-guesses.guess("ops_order_4", 8, "四阶导数的计算图里有几个运算", default=8)  # 改成你的猜测
+my_guesses.guess("ops_order_4", 8, "四阶导数的计算图里有几个运算", default=8)  # 改成你的猜测
 
 # %%
 op_counts = [sum(t.grad_fn is not None for t in mg.viz.walk(d)) for d in derivatives]
 print("1 到 4 阶导数的计算图里各有多少个运算：", op_counts)
-guesses.reveal("ops_order_4", op_counts[3])
+my_guesses.reveal("ops_order_4", op_counts[3])
 assert op_counts[0] == 4
 assert all(later > 2 * earlier for earlier, later in zip(op_counts[1:], op_counts[2:]))  # 从 2 阶起：每阶翻一倍还多
 
@@ -667,8 +667,8 @@ show_figure(fig, "00_tanh_derivatives.png")
 # **先猜一猜**：最好的学习率下，梯度下降要走多少步？牛顿法呢？
 
 # %%
-guesses.guess("gd_steps", 30, "最好的学习率下梯度下降的步数", default=30)  # 改成你的猜测
-guesses.guess("newton_steps", 10, "牛顿法的步数", default=10)
+my_guesses.guess("gd_steps", 30, "最好的学习率下梯度下降的步数", default=30)  # 改成你的猜测
+my_guesses.guess("newton_steps", 10, "牛顿法的步数", default=10)
 
 # %%
 def f_valley(x):
@@ -712,8 +712,8 @@ best_lr = min((lr for lr in gd_runs if gd_runs[lr][0] is not None), key=lambda l
 gd_steps, gd_errors = gd_runs[best_lr]
 newton_steps, newton_errors = newton()
 print(f"最好的梯度下降：{gd_steps} 步（lr = {best_lr}）；牛顿法：{newton_steps} 步")
-guesses.reveal("gd_steps", gd_steps)
-guesses.reveal("newton_steps", newton_steps)
+my_guesses.reveal("gd_steps", gd_steps)
+my_guesses.reveal("newton_steps", newton_steps)
 assert newton_steps <= 10 and gd_steps >= 100
 assert gd_runs[learning_rates[-1]][0] is None  # 学习率再大也没用：它发散了
 
@@ -786,7 +786,7 @@ assert mg.gradgradcheck(fit_loss, [w])
 print("上面的损失通过了 gradgradcheck")
 
 # %%
-guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选择题猜对几个
+my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选择题猜对几个
 
 # %% [markdown]
 # ## 小结

@@ -88,6 +88,15 @@ print(f"瞎猜：每个字符的损失都是 −ln(1/{V}) = ln {V} = {uniform.na
 #
 # **先猜一猜**：瞎猜的损失是 $\ln V$（上面打印的那个数）。只看上一个字符，验证集上的损失能降到多少？
 # 降一点点，还是降一大截？
+#
+# 下一格记下你的猜测：先把其中的默认值改成你自己的，再往下运行；揭晓时实测值会印在它旁边，讲末给出校准得分。
+
+# %%
+from tutorials.course import FIGURES
+from tutorials.predictions import Predictions
+
+my_guesses = Predictions("01", folder=FIGURES)  # 本讲的先猜一猜都记在这里（figures/guesses_01.json）
+my_guesses.guess("bigram_loss", 4.0, "二元模型在尺子上的损失（纳特/字符）", default=4.0)  # 改成你的猜测
 
 # %%
 start = time.perf_counter()
@@ -98,6 +107,7 @@ bigram_seconds = time.perf_counter() - start
 bigram_score = ys.score_probs(P_count[ys.x, ys.y])  # P(真正的下一个字符 | 它前面那个字符)
 count_loss = bigram_score.nats
 print(f"数出来的二元模型：尺子上 {bigram_score} 纳特/字符")
+my_guesses.reveal("bigram_loss", count_loss)
 assert count_loss < uniform.nats - 1.0  # 只看一个字符就已经帮了大忙
 
 # %% [markdown]
@@ -223,6 +233,11 @@ assert abs(neural_loss - count_loss) < (0.05 if QUICK else 0.03)  # 学出来的
 # **先猜一猜**：前文从 0 个字符加到 6 个，没见过的文本上损失每一步降多少？会一直降下去吗？见过的文本上呢？
 
 # %%
+my_guesses.guess("more_context", "一直降", "没见过的文本上，前文越长损失……", options=["一直降", "先降后升"],
+                 default="一直降")  # 改成你的猜测
+my_guesses.guess("best_k", 6, "尺子上最好的计数模型看前几个字符", default=6)
+
+# %%
 class CharNGram:
     """P(下一个字符 | 它前面的 k 个)，在训练文本上数出来；见得少的前文多参考更短的前文。
 
@@ -296,6 +311,8 @@ for k in ngram_scores:
 ngram_loss = {k: score.nats for k, score in ngram_scores.items()}
 best_k = min(ngram_loss, key=ngram_loss.get)
 print(f"尺子上最好的计数模型：看前 {best_k} 个字符，{ngram_scores[best_k]} 纳特/字符")
+my_guesses.reveal("more_context", "先降后升" if best_k < MAX_K else "一直降")
+my_guesses.reveal("best_k", best_k)
 
 # %%
 fig, ax = plt.subplots(figsize=(7.5, 4.2))
@@ -359,6 +376,10 @@ print("记下了第 01 讲的四级：瞎猜、一元、二元、最好的计数
 # **先猜一猜**：英文里 `q` 之后、空格之后，下一个字符的熵大约各是多少比特？（完全确定是 0，完全没头绪是 $\log_2 V$。）
 
 # %%
+my_guesses.guess("entropy_after_q", 1.0, "q 之后下一个字符的熵（比特）", default=1.0)  # 改成你的猜测
+my_guesses.guess("entropy_after_space", 2.0, "空格之后下一个字符的熵（比特）", default=2.0)
+
+# %%
 def context_entropies(order, min_count=200):
     """每个常见的 `order` 字符前文之后，下一个字符的分布的熵（比特）。"""
     ctx = np.zeros(len(train_data) - order, dtype=np.int64)
@@ -398,6 +419,8 @@ for order in (1, 2):
 # %%
 H1 = entropy_by_order[1]
 print(f"\nq 之后：{H1['q']:.2f} 比特；空格之后：{H1[' ']:.2f} 比特；完全没头绪：log2 {V} = {math.log2(V):.2f} 比特")
+my_guesses.reveal("entropy_after_q", H1["q"])
+my_guesses.reveal("entropy_after_space", H1[" "])
 assert H1["q"] < 0.2  # q 后面几乎总是 u
 assert H1[" "] > 4.0  # 空格后面几乎什么字母都有
 assert max(H1.values()) - min(H1.values()) > 3.5  # 不同前文能决定的东西差得极远
@@ -427,6 +450,10 @@ show_figure(fig, "01_context_entropy.png")
 # **先猜一猜**：句号 `.` 的向量，离它最近的五个字符会是哪些？
 
 # %%
+my_guesses.guess("dot_neighbours", "元音", "离 . 最近的五个字符大多是", options=["标点", "元音", "大写字母", "别的"],
+                 default="元音")  # 改成你的猜测
+
+# %%
 E = bigram.emb.weight.numpy()
 En = E / np.linalg.norm(E, axis=1, keepdims=True)
 cos = En @ En.T
@@ -451,6 +478,9 @@ for c in ".ae":
 assert vv > vp + 0.15 and pp > vp + 0.15  # 元音挨着元音，标点挨着标点
 assert uu > ul + 0.15  # 大写字母挨着大写字母
 nearest_dot = {chars[i] for i in np.argsort(-cos[stoi["."]])[1:6]}
+dot_kinds = ["标点" if c in punct else "元音" if c in vowels else "大写字母" if c.isupper() else "别的"
+             for c in nearest_dot]
+my_guesses.reveal("dot_neighbours", max(sorted(set(dot_kinds)), key=dot_kinds.count))
 assert len(nearest_dot & set(punct)) >= 4  # 离 '.' 最近的都是标点
 
 # %%
@@ -701,6 +731,9 @@ for s in range(1, 7):
 assert hits[6][0] > 0.5 and hits[6][1] > 0.9  # 句末标点
 assert hits[2][1] > 2 * max(hits[1][1], hits[3][1])  # 词的第二个字
 assert max(hits[s][0] for s in range(1, 6)) < 0.35  # 诗句本身没有哪个位置好猜
+
+# %%
+my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选择题猜对几个
 
 # %% [markdown]
 # 猜字游戏和熵说的是同一件事：格律锁定的位置（句末标点）一猜就中；词的第二个字常在前十名里；

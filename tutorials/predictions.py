@@ -2,12 +2,12 @@
 
 Each lecture keeps one record:
 
-    guesses = Predictions("01", folder=FIGURES)
-    guesses.guess("bigram_loss", 3.0, "只看上一个字符，尺子上的损失（纳特/字符）")   # before the experiment
-    ...                                                                           # the experiment
-    guesses.reveal("bigram_loss", bigram_score.nats)    # prints the guess beside the measurement
+    my_guesses = Predictions("01", folder=FIGURES)
+    my_guesses.guess("bigram_loss", 3.0, "二元模型的损失", default=3.0)  # before the experiment
+    ...                                                                 # the experiment
+    my_guesses.reveal("bigram_loss", bigram_score.nats)  # prints the guess beside the measurement
     ...
-    guesses.calibration()                               # at the end: how well calibrated were the guesses?
+    my_guesses.calibration()  # at the end: how well calibrated were the guesses?
 
 A guess is a number (scored by the ratio to the measurement: the mean |log2(guess / measured)|, and how many
 were within a factor of 2) or a choice among a few options (scored right or wrong). Every guess has a default,
@@ -132,7 +132,8 @@ class Predictions:
         guess.measured, guess.revealed = measured, True
         if guess.numeric:
             ratio = guess.log2_ratio()
-            how = "符号都不对" if ratio is None else f"相差 {2 ** ratio:.2f} 倍"
+            how = f"相差 {2 ** ratio:.2f} 倍" if ratio is not None else \
+                "有一个是 0，谈不上几倍" if guess.value * measured == 0 else "正负号都不对"
             verdict = f"{how}，{'在' if guess.right else '不在'} {WITHIN:g} 倍以内"
             line = f"揭晓 [{key}]：你猜 {guess.value:.4g}，实测 {measured:.4g}：{verdict}"
         else:

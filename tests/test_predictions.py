@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from pathlib import Path
 
 import pytest
 
@@ -52,3 +54,22 @@ def test_bad_guesses_and_unknown_keys_raise_clear_errors():
     guesses.guess("w", "yes", options=["yes", "no"])
     with pytest.raises(ValueError, match="not one of the options"):
         guesses.reveal("w", "perhaps")
+
+
+LECTURES = sorted((Path(__file__).resolve().parent.parent / "tutorials").glob("0[0-7]_*.py"))
+
+
+@pytest.mark.parametrize("path", LECTURES, ids=[p.name for p in LECTURES])
+def test_every_lecture_records_its_guesses_reveals_each_one_and_scores_them(path):
+    text = path.read_text(encoding="utf-8")
+    guessed = re.findall(r'my_guesses\.guess\(\s*"(\w+)"', text)
+    revealed = re.findall(r'my_guesses\.reveal\(\s*"(\w+)"', text)
+    assert guessed and len(guessed) == len(set(guessed)), guessed
+    assert sorted(guessed) == sorted(revealed), (guessed, revealed)
+    assert text.count("my_guesses.calibration()") == 1
+    assert f'Predictions("{path.name[:2]}", folder=FIGURES)' in text
+    # every 先猜一猜 prompt but a free recall (07's, which exercise 7.1 grades) is followed by a guess cell
+    prompts = [m.start() for m in re.finditer(r"\*\*先猜一猜\*\*", text)]
+    cells = [m.start() for m in re.finditer(r"^my_guesses\.guess\(", text, flags=re.MULTILINE)]
+    unanswered = [p for p, nxt in zip(prompts, prompts[1:] + [len(text)]) if not any(p < c < nxt for c in cells)]
+    assert len(unanswered) <= (1 if path.name.startswith("07") else 0), [text[p:p + 60] for p in unanswered]

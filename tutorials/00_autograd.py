@@ -38,7 +38,7 @@
 # 解释一个值用了两次、或者被广播过时，它的梯度为什么要加起来；
 # 用 `mg.grad(..., create_graph=True)` 对梯度再求导，并说清二阶导数为什么让牛顿法几步就收敛。
 #
-# **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（在 2 核 CPU 上实测）；最后有 6 道练习。
+# **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（在 2 核 CPU 上实测）；最后有 7 道练习。
 
 # %%
 from tutorials.course import FIGURES, QUICK, label, show_figure, show_image  # 最先导入：它限定 BLAS 线程数
@@ -71,6 +71,14 @@ rng = np.random.default_rng(0)
 #
 # **先猜一猜**：$h$ 从 $10^{-1}$ 一路缩小到 $10^{-13}$，中心差分的误差会一直变小吗？如果不会，它在哪个 $h$ 附近最小？
 # 先写下你的猜测，再运行下面两格。
+#
+# 下一格记下你的猜测：先把其中的默认值改成你自己的，再往下运行；揭晓时实测值会印在它旁边，讲末给出校准得分。
+
+# %%
+from tutorials.predictions import Predictions
+
+my_guesses = Predictions("00", folder=FIGURES)  # 本讲的先猜一猜都记在这里（figures/guesses_00.json）
+my_guesses.guess("best_h", 1e-10, "中心差分的误差在哪个 h 附近最小", default=1e-10)  # 改成你的猜测
 
 # %%
 def f(x):
@@ -105,6 +113,7 @@ ax.grid(True, which="major", alpha=0.3)
 ax.legend()
 fig.tight_layout()
 show_figure(fig, "00_finite_differences.png")
+my_guesses.reveal("best_h", hs[np.argmin(central_err)])
 
 # %% [markdown]
 # 图中右半边是截断误差：前向差分的线斜率约为 1（误差 ∝ h），中心差分约为 2（误差 ∝ h²）。
@@ -328,6 +337,9 @@ for name in inputs:
 # 错误版本会给出多少？它会报错吗？
 
 # %%
+my_guesses.guess("buggy_dzdx", 25.0, "覆盖梯度的引擎给出的 dz/dx", default=25.0)  # 改成你的猜测
+
+# %%
 class BuggyValue(Value):
     def _deposit(self, g):
         self.grad = g  # 错误：把这个值另一处用途已经送来的梯度覆盖掉了
@@ -355,6 +367,7 @@ def twice(cls):
 
 print("正确的引擎：dz/dx =", twice(Value))
 print("有错的引擎：dz/dx =", twice(BuggyValue))
+my_guesses.reveal("buggy_dzdx", twice(BuggyValue))
 assert twice(Value) == 25.0
 assert twice(BuggyValue) != 25.0  # 覆盖悄悄丢了梯度：答案错了，却不报任何错
 
@@ -447,6 +460,9 @@ assert caught is not None and "analytic" in caught
 # 它的第 0 个元素等于什么？
 
 # %%
+my_guesses.guess("bias_grad_shape", "(4, 3)", "bb.grad 的形状", options=["(4, 3)", "(3,)"], default="(4, 3)")
+
+# %%
 Xb = mg.tensor(rng.standard_normal((4, 3)), requires_grad=True, dtype="float64")
 bb = mg.tensor(rng.standard_normal(3), requires_grad=True, dtype="float64")
 upstream = rng.standard_normal((4, 3))
@@ -454,6 +470,7 @@ upstream = rng.standard_normal((4, 3))
 print("输出梯度的形状：", upstream.shape, "  b.grad 的形状：", bb.grad.shape)
 print("b.grad            =", bb.grad.numpy())
 print("upstream.sum(0)   =", upstream.sum(axis=0))
+my_guesses.reveal("bias_grad_shape", str(bb.grad.shape))
 assert bb.grad.shape == bb.shape
 assert np.allclose(bb.grad.numpy(), upstream.sum(axis=0))
 assert np.allclose(sum_to(upstream, (3,)), upstream.sum(axis=0))
@@ -582,8 +599,12 @@ for order, (d, expected) in enumerate(zip(derivatives, by_hand_tanh), start=1):
 # **先猜一猜**：每多求一阶导数，计算图会变大多少？四阶导数的图里大约有多少个运算：8 个？20 个？还是更多？
 
 # %%
+my_guesses.guess("ops_order_4", 8, "四阶导数的计算图里有几个运算", default=8)  # 改成你的猜测
+
+# %%
 op_counts = [sum(t.grad_fn is not None for t in mg.viz.walk(d)) for d in derivatives]
 print("1 到 4 阶导数的计算图里各有多少个运算：", op_counts)
+my_guesses.reveal("ops_order_4", op_counts[3])
 assert op_counts[0] == 4
 assert all(later > 2 * earlier for earlier, later in zip(op_counts[1:], op_counts[2:]))  # 从 2 阶起：每阶翻一倍还多
 
@@ -646,6 +667,10 @@ show_figure(fig, "00_tanh_derivatives.png")
 # **先猜一猜**：最好的学习率下，梯度下降要走多少步？牛顿法呢？
 
 # %%
+my_guesses.guess("gd_steps", 30, "最好的学习率下梯度下降的步数", default=30)  # 改成你的猜测
+my_guesses.guess("newton_steps", 10, "牛顿法的步数", default=10)
+
+# %%
 def f_valley(x):
     return (x.exp() + (-x).exp()) / 2 - x / 2  # cosh(x) − x/2
 
@@ -687,6 +712,8 @@ best_lr = min((lr for lr in gd_runs if gd_runs[lr][0] is not None), key=lambda l
 gd_steps, gd_errors = gd_runs[best_lr]
 newton_steps, newton_errors = newton()
 print(f"最好的梯度下降：{gd_steps} 步（lr = {best_lr}）；牛顿法：{newton_steps} 步")
+my_guesses.reveal("gd_steps", gd_steps)
+my_guesses.reveal("newton_steps", newton_steps)
 assert newton_steps <= 10 and gd_steps >= 100
 assert gd_runs[learning_rates[-1]][0] is None  # 学习率再大也没用：它发散了
 
@@ -758,6 +785,9 @@ print("完整的 8 × 8 海森矩阵是对称的，H @ v 与两次反向传播�
 assert mg.gradgradcheck(fit_loss, [w])
 print("上面的损失通过了 gradgradcheck")
 
+# %%
+my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选择题猜对几个
+
 # %% [markdown]
 # ## 小结
 #
@@ -773,8 +803,9 @@ print("上面的损失通过了 gradgradcheck")
 #
 # ## 练习
 #
-# 6 道练习在 `tutorials/exercises/lecture00.py` 里：中心差分（0.1）、`Mul` 和 `Tanh` 的反向传播（0.2、0.3）、
-# `sum_to`（0.4）、推导 `Div` 的反向传播（0.5）、任意逐元素函数的 n 阶导数（0.6）。
+# 7 道练习在 `tutorials/exercises/lecture00.py` 里：中心差分（0.1）、`Mul` 和 `Tanh` 的反向传播（0.2、0.3）、
+# `sum_to`（0.4）、推导 `Div` 的反向传播（0.5）、任意逐元素函数的 n 阶导数（0.6），
+# 以及一道开放题（0.7）：没有标准答案，只有目标——用尽量少的试验找到第 7 节那种最快的学习率，检查器在没见过的山谷上考。
 # 打开那个文件，把每个 `raise NotImplementedError` 换成你的代码，
 # 再运行下面这一格（或在终端里运行 `python -m tutorials.exercises check 00`）：检查器逐题告诉你对了没有，
 # 错了的话用一句话说出错在哪。也可以在本 Notebook 里新建一格写函数，直接交给检查器，例如 `check("0.4", sum_to)`。

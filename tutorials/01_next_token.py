@@ -35,7 +35,7 @@
 # **学完这一讲，你能**：用交叉熵给一个语言模型打分，并说出“瞎猜”的分数是多少；数出一个二元模型，
 # 再用梯度下降把同一个模型“学”出来；解释为什么多看几个字有用、却越来越难靠数数做到。
 #
-# **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（在 2 核 CPU 上实测）；最后有 5 道练习。
+# **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（在 2 核 CPU 上实测）；最后有 6 道练习。
 
 # %%
 from tutorials.course import QUICK, label, show_figure  # 最先导入：它要在 NumPy 载入前限定 BLAS 线程数
@@ -88,6 +88,15 @@ print(f"瞎猜：每个字符的损失都是 −ln(1/{V}) = ln {V} = {uniform.na
 #
 # **先猜一猜**：瞎猜的损失是 $\ln V$（上面打印的那个数）。只看上一个字符，验证集上的损失能降到多少？
 # 降一点点，还是降一大截？
+#
+# 下一格记下你的猜测：先把其中的默认值改成你自己的，再往下运行；揭晓时实测值会印在它旁边，讲末给出校准得分。
+
+# %%
+from tutorials.course import FIGURES
+from tutorials.predictions import Predictions
+
+my_guesses = Predictions("01", folder=FIGURES)  # 本讲的先猜一猜都记在这里（figures/guesses_01.json）
+my_guesses.guess("bigram_loss", 4.0, "二元模型在尺子上的损失（纳特/字符）", default=4.0)  # 改成你的猜测
 
 # %%
 start = time.perf_counter()
@@ -98,6 +107,7 @@ bigram_seconds = time.perf_counter() - start
 bigram_score = ys.score_probs(P_count[ys.x, ys.y])  # P(真正的下一个字符 | 它前面那个字符)
 count_loss = bigram_score.nats
 print(f"数出来的二元模型：尺子上 {bigram_score} 纳特/字符")
+my_guesses.reveal("bigram_loss", count_loss)
 assert count_loss < uniform.nats - 1.0  # 只看一个字符就已经帮了大忙
 
 # %% [markdown]
@@ -223,6 +233,11 @@ assert abs(neural_loss - count_loss) < (0.05 if QUICK else 0.03)  # 学出来的
 # **先猜一猜**：前文从 0 个字符加到 6 个，没见过的文本上损失每一步降多少？会一直降下去吗？见过的文本上呢？
 
 # %%
+my_guesses.guess("more_context", "一直降", "没见过的文本上，前文越长损失……", options=["一直降", "先降后升"],
+                 default="一直降")  # 改成你的猜测
+my_guesses.guess("best_k", 6, "尺子上最好的计数模型看前几个字符", default=6)
+
+# %%
 class CharNGram:
     """P(下一个字符 | 它前面的 k 个)，在训练文本上数出来；见得少的前文多参考更短的前文。
 
@@ -296,6 +311,8 @@ for k in ngram_scores:
 ngram_loss = {k: score.nats for k, score in ngram_scores.items()}
 best_k = min(ngram_loss, key=ngram_loss.get)
 print(f"尺子上最好的计数模型：看前 {best_k} 个字符，{ngram_scores[best_k]} 纳特/字符")
+my_guesses.reveal("more_context", "先降后升" if best_k < MAX_K else "一直降")
+my_guesses.reveal("best_k", best_k)
 
 # %%
 fig, ax = plt.subplots(figsize=(7.5, 4.2))
@@ -367,6 +384,11 @@ print(ngram_sample)
 # **先猜一猜**：同样看前 4 个字符，只换平滑的办法，尺子上能省下多少？Kneser-Ney 会挑看几个字符？
 
 # %%
+my_guesses.guess("kn_saving_at_4", 0.05, "同样看前 4 个字符，Kneser-Ney 比加 β 省下多少（纳特/字符）",
+                 default=0.05)  # 改成你的猜测
+my_guesses.guess("kn_context", 6, "Kneser-Ney 在开发集上挑中看前几个字符", default=6)
+
+# %%
 start = time.perf_counter()
 kn_tuning = kneser_ney.tune_order(ys.train, V)  # 只给训练文本：末尾 10% 作开发集，在上面挑阶数和折扣的倍数
 kn_order = kn_tuning.order
@@ -384,6 +406,8 @@ same4, same4_err = kn_scores[4].gap(ngram_scores[4])
 gap_kn, gap_kn_err = kn_score.gap(ngram_scores[best_k])
 print(f"同样看前 4 个字符：Kneser-Ney 比加 β 的 {same4:+.3f} ± {same4_err:.3f} 纳特/字符")
 print(f"Kneser-Ney（看 {kn_order - 1} 个）比加 β 最好的（看 {best_k} 个）：{gap_kn:+.3f} ± {gap_kn_err:.3f} 纳特/字符")
+my_guesses.reveal("kn_saving_at_4", -same4)
+my_guesses.reveal("kn_context", kn_order - 1)
 
 # %% [markdown]
 # 接续计数是怎么回事？看最低一级（不看前文）：每个字符占全部出现次数的比例，和它占全部接续计数的比例
@@ -459,6 +483,10 @@ print("记下了第 01 讲的五级：瞎猜、一元、二元、加 β 最好�
 # **先猜一猜**：英文里 `q` 之后、空格之后，下一个字符的熵大约各是多少比特？（完全确定是 0，完全没头绪是 $\log_2 V$。）
 
 # %%
+my_guesses.guess("entropy_after_q", 1.0, "q 之后下一个字符的熵（比特）", default=1.0)  # 改成你的猜测
+my_guesses.guess("entropy_after_space", 2.0, "空格之后下一个字符的熵（比特）", default=2.0)
+
+# %%
 def context_entropies(order, min_count=200):
     """每个常见的 `order` 字符前文之后，下一个字符的分布的熵（比特）。"""
     ctx = np.zeros(len(train_data) - order, dtype=np.int64)
@@ -498,6 +526,8 @@ for order in (1, 2):
 # %%
 H1 = entropy_by_order[1]
 print(f"\nq 之后：{H1['q']:.2f} 比特；空格之后：{H1[' ']:.2f} 比特；完全没头绪：log2 {V} = {math.log2(V):.2f} 比特")
+my_guesses.reveal("entropy_after_q", H1["q"])
+my_guesses.reveal("entropy_after_space", H1[" "])
 assert H1["q"] < 0.2  # q 后面几乎总是 u
 assert H1[" "] > 4.0  # 空格后面几乎什么字母都有
 assert max(H1.values()) - min(H1.values()) > 3.5  # 不同前文能决定的东西差得极远
@@ -527,6 +557,10 @@ show_figure(fig, "01_context_entropy.png")
 # **先猜一猜**：句号 `.` 的向量，离它最近的五个字符会是哪些？
 
 # %%
+my_guesses.guess("dot_neighbours", "元音", "离 . 最近的五个字符大多是", options=["标点", "元音", "大写字母", "别的"],
+                 default="元音")  # 改成你的猜测
+
+# %%
 E = bigram.emb.weight.numpy()
 En = E / np.linalg.norm(E, axis=1, keepdims=True)
 cos = En @ En.T
@@ -551,6 +585,9 @@ for c in ".ae":
 assert vv > vp + 0.15 and pp > vp + 0.15  # 元音挨着元音，标点挨着标点
 assert uu > ul + 0.15  # 大写字母挨着大写字母
 nearest_dot = {chars[i] for i in np.argsort(-cos[stoi["."]])[1:6]}
+dot_kinds = ["标点" if c in punct else "元音" if c in vowels else "大写字母" if c.isupper() else "别的"
+             for c in nearest_dot]
+my_guesses.reveal("dot_neighbours", max(sorted(set(dot_kinds)), key=dot_kinds.count))
 assert len(nearest_dot & set(punct)) >= 4  # 离 '.' 最近的都是标点
 
 # %%
@@ -802,6 +839,9 @@ assert hits[6][0] > 0.5 and hits[6][1] > 0.9  # 句末标点
 assert hits[2][1] > 2 * max(hits[1][1], hits[3][1])  # 词的第二个字
 assert max(hits[s][0] for s in range(1, 6)) < 0.35  # 诗句本身没有哪个位置好猜
 
+# %%
+my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选择题猜对几个
+
 # %% [markdown]
 # 猜字游戏和熵说的是同一件事：格律锁定的位置（句末标点）一猜就中；词的第二个字常在前十名里；
 # 每个词的第一个字最难，因为那里是诗人真正在“选字”的地方。
@@ -818,8 +858,10 @@ assert max(hits[s][0] for s in range(1, 6)) < 0.35  # 诗句本身没有哪个�
 #
 # ## 练习
 #
-# 5 道练习在 `tutorials/exercises/lecture01.py` 里：瞎猜的损失（1.1）、数出二元组（1.2）、平滑并归一化（1.3）、
-# 平均交叉熵（1.4）、熵（1.5）。把每个 `raise NotImplementedError` 换成你的代码，再运行下面这一格
+# 6 道练习在 `tutorials/exercises/lecture01.py` 里：瞎猜的损失（1.1）、数出二元组（1.2）、平滑并归一化（1.3）、
+# 平均交叉熵（1.4）、熵（1.5），以及一道开放题（1.6）：第 3 节把 β 固定在 2 只挑了 k；在训练文本里切出开发集，
+# 把 k 和 β 一起挑，在尺子上比讲义的选择好 0.15 纳特以上。检查器只把训练文本交给你，碰了尺子就不算。
+# 把每个 `raise NotImplementedError` 换成你的代码，再运行下面这一格
 # （或在终端里运行 `python -m tutorials.exercises check 01`）。也可以在这里写函数直接检查，
 # 例如 `check("1.2", bigram_counts)`。
 

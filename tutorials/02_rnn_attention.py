@@ -34,7 +34,7 @@
 # **学完这一讲，你能**：用 minigrad 的张量写出并训练一个 RNN；量出梯度随距离几何衰减，并说清原因
 # （每往回一步乘一次雅可比矩阵）；写出 GRU 的一步；解释注意力为什么能让长序列的复述“回来”。
 #
-# **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（在 2 核 CPU 上实测，训练占了大部分）；最后有 5 道练习。
+# **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（在 2 核 CPU 上实测，训练占了大部分）；最后有 6 道练习。
 
 # %%
 # RNN 每一步只做很小的矩阵乘法。小矩阵上，BLAS 的多个线程互相等待反而更慢（机器忙时可慢几十倍），
@@ -187,6 +187,15 @@ print(sample(rnn, "ROMEO:\n", 300))
 # 反向传播，看 $\lVert\partial L/\partial x_{T-k}\rVert$ 随 $k$ 怎么变。
 #
 # **先猜一猜**：30 步之前的输入，还能收到最后一步多少的梯度？一半？十分之一？千分之一？
+#
+# 下一格记下你的猜测：先把其中的默认值改成你自己的，再往下运行；揭晓时实测值会印在它旁边，讲末给出校准得分。
+
+# %%
+from tutorials.course import FIGURES
+from tutorials.predictions import Predictions
+
+my_guesses = Predictions("02", folder=FIGURES)  # 本讲的先猜一猜都记在这里（figures/guesses_02.json）
+my_guesses.guess("rnn_grad_30", 0.1, "训练后的 RNN：30 步处的梯度是 1 步处的几分之几", default=0.1)  # 改成你的猜测
 
 # %%
 def gradient_by_distance(model, n_back=60, seed=1):
@@ -211,6 +220,7 @@ def decay_per_step(norms, lo=1, hi=40):
 
 grad_rnn_init = gradient_by_distance(rnn_at_init)
 grad_rnn = gradient_by_distance(rnn)
+my_guesses.reveal("rnn_grad_30", grad_rnn[30] / grad_rnn[1])
 for name, g in [("tanh RNN，未训练", grad_rnn_init), ("tanh RNN，训练后", grad_rnn)]:
     print(f"{name:16s} k=1: {g[1]:.1e}  k=10: {g[10]:.1e}  k=30: {g[30]:.1e}  "
           f"斜率 {decay_per_step(g):+.3f} 个数量级/步")
@@ -234,6 +244,9 @@ for g in (grad_rnn_init, grad_rnn):
 # 训练好的 GRU 真的把远处的信息留着了吗？
 #
 # **先猜一猜**：同样 64 个数的纸条，训练好的 GRU 在 30 步处保留的梯度是训练好的 RNN 的几倍？
+
+# %%
+my_guesses.guess("gru_over_rnn_30", 100.0, "训练后 30 步处：GRU 的梯度是 RNN 的几倍", default=100.0)  # 改成你的猜测
 
 # %%
 class GRUCell(nn.Module):
@@ -280,6 +293,7 @@ print(f"GRU 比 RNN：{gap:+.3f} ± {gap_err:.3f} 纳特/字符（同一批窗�
 
 grad_gru_init = gradient_by_distance(gru_at_init)
 grad_gru = gradient_by_distance(gru)
+my_guesses.reveal("gru_over_rnn_30", grad_gru[30] / grad_rnn[30])
 mg.manual_seed(0)
 grad_gru_keep = gradient_by_distance(CharGRU(V, 16, 64, update_bias=1.0))
 curves = {label("tanh RNN（未训练）", "tanh RNN (untrained)"): grad_rnn_init,
@@ -363,6 +377,10 @@ print("记下了第 02 讲的两级：RNN、GRU")
 # 编码器和解码器都用上面的 GRU 单元。
 #
 # **先猜一猜**：只靠一个 64 维的总摘要，复述长度 4 的串和长度 16 的串，准确率各是多少？（随机猜是 10%。）
+
+# %%
+my_guesses.guess("summary_acc_4", 0.5, "只靠总摘要：长度 4 的准确率", default=0.5)  # 改成你的猜测
+my_guesses.guess("summary_acc_16", 0.5, "只靠总摘要：长度 16 的准确率", default=0.5)
 
 # %%
 K = 10  # 符号 0..9
@@ -464,6 +482,8 @@ test_lengths = [4, 8, 12, 16]
 plain = train_seq2seq(attention=False, steps=s2s_steps)
 acc_plain = accuracy_by_length(plain, test_lengths)
 print("不带注意力：", {L: round(a, 3) for L, a in zip(test_lengths, acc_plain)})
+my_guesses.reveal("summary_acc_4", acc_plain[0])
+my_guesses.reveal("summary_acc_16", acc_plain[-1])
 
 # %%
 assert acc_plain[0] > (0.8 if QUICK else 0.9)  # 短序列装得进总摘要
@@ -522,6 +542,10 @@ assert all(a >= p - 0.02 for a, p in zip(acc_attn, acc_plain))  # 而且从不�
 # **先猜一猜**：如果模型真学会了“写第 $i$ 个就看第 $i$ 个”，下面的热图会是什么形状？
 
 # %%
+my_guesses.guess("alignment_shape", "均匀的一片", "对齐热图的形状", options=["一条对角线", "一条竖线", "均匀的一片"],
+                 default="均匀的一片")  # 改成你的猜测
+
+# %%
 rng_show = np.random.default_rng(7)
 src_show, _, _ = copy_batch(rng_show, 1, 12)
 pred_show, alignment = attn.generate(src_show)
@@ -548,7 +572,11 @@ _, alignment_many = attn.generate(src_many)
 A_many = np.stack(alignment_many, axis=1)  # (N, 解码器的步, 原序列的位置)
 on_diagonal = float((A_many.argmax(axis=-1) == np.arange(12)).mean())
 print(f"{on_diagonal:.0%} 的步里，最大的权重落在正在复述的那个位置上")
+my_guesses.reveal("alignment_shape", "一条对角线" if on_diagonal > 0.5 else "均匀的一片")
 assert on_diagonal > (0.8 if QUICK else 0.9)
+
+# %%
+my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选择题猜对几个
 
 # %% [markdown]
 # ## 小结
@@ -564,8 +592,9 @@ assert on_diagonal > (0.8 if QUICK else 0.9)
 #
 # ## 练习
 #
-# 5 道练习在 `tutorials/exercises/lecture02.py` 里：RNN 的一步（2.1）、GRU 的一步（2.2）、解码器的注意力（2.3）、
-# 推导一步的雅可比矩阵（2.4）、用它把梯度一步步往回传，亲眼看到几何衰减（2.5）。
+# 6 道练习在 `tutorials/exercises/lecture02.py` 里：RNN 的一步（2.1）、GRU 的一步（2.2）、解码器的注意力（2.3）、
+# 推导一步的雅可比矩阵（2.4）、用它把梯度一步步往回传，亲眼看到几何衰减（2.5），以及一道开放题（2.6）：
+# 更新门的偏置要多大，30 步之前的梯度才能剩下十分之一？用尽量少的测量找到最小的那个。
 # 写好后运行下面这一格，或在终端里运行 `python -m tutorials.exercises check 02`。
 
 # %%

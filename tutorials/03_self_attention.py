@@ -142,6 +142,15 @@ print("attention_by_hand 通过了 gradcheck")
 # 这种“只许看某些位置”的遮挡叫作遮罩（mask），第 6 节还会用到它。
 #
 # **先猜一猜**：只训练几百步，在没见过的句子上，代词放在正确名词上的注意力权重会有多大？0.6？0.9？接近 1？
+#
+# 下一格记下你的猜测：先把其中的默认值改成你自己的，再往下运行；揭晓时实测值会印在它旁边，讲末给出校准得分。
+
+# %%
+from tutorials.course import FIGURES
+from tutorials.predictions import Predictions
+
+my_guesses = Predictions("03", folder=FIGURES)  # 本讲的先猜一猜都记在这里（figures/guesses_03.json）
+my_guesses.guess("pronoun_weight", 0.6, "没见过的句子上，代词放在正确名词上的注意力权重", default=0.6)  # 改成你的猜测
 
 # %%
 MALE = ["小明", "爸爸", "哥哥", "爷爷"]
@@ -242,6 +251,7 @@ w_ref = pron_row[np.arange(len(test_set)), ref_pos]
 w_dis = pron_row[np.arange(len(test_set)), dis_pos]
 print(f"验证句子上的正确率：{accuracy:.3f}")
 print(f"代词的注意力：在正确的名词上 {w_ref.mean():.3f}，在另一个名词上 {w_dis.mean():.3f}")
+my_guesses.reveal("pronoun_weight", w_ref.mean())
 assert accuracy > (0.9 if QUICK else 0.97)
 assert w_ref.mean() > (0.9 if QUICK else 0.95)  # 代词看着正确的名词……
 assert (w_ref > 0.5).mean() > (0.95 if QUICK else 0.98)  # ……几乎每一句验证句子都是
@@ -330,6 +340,9 @@ for s in examples:
 # **先猜一猜**：$d_k = 1024$、不缩放时，16 个键上 softmax 的熵更接近均匀分布的 $\ln 16 \approx 2.77$，还是接近 0？
 
 # %%
+my_guesses.guess("unscaled_entropy", 2.0, "d_k = 1024、不缩放时 softmax 的熵（纳特）", default=2.0)  # 改成你的猜测
+
+# %%
 dims = [4, 16, 64, 256, 1024]
 n_keys, n_queries = 16, 256
 scale_stats = {True: {"entropy": [], "grad": []}, False: {"entropy": [], "grad": []}}
@@ -352,6 +365,7 @@ for i, d_k in enumerate(dims):
     print(f"{d_k:6d} {scale_stats[True]['entropy'][i]:15.3f} {scale_stats[False]['entropy'][i]:12.3f} "
           f"{scale_stats[True]['grad'][i]:14.2e} {scale_stats[False]['grad'][i]:11.2e}")
 print(f"（{n_keys} 个 key 上的均匀分布，熵是 ln {n_keys} = {math.log(n_keys):.3f}）")
+my_guesses.reveal("unscaled_entropy", scale_stats[False]["entropy"][dims.index(1024)])
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(11, 4))
@@ -390,6 +404,9 @@ assert grad_r[-1] < 0.1 * grad_s[-1]  # ……不到有缩放时的十分之一
 # 时间只作参考——计时受机器负载影响，不作断言。
 #
 # **先猜一猜**：长度从 512 翻倍到 1024，一次注意力计算的峰值内存变成原来的几倍？
+
+# %%
+my_guesses.guess("memory_ratio", 2.0, "长度 512 → 1024，峰值内存变成几倍", default=2.0)  # 改成你的猜测
 
 # %%
 lengths = [128, 256, 512, 1024] if QUICK else [128, 256, 512, 1024, 2048]
@@ -434,6 +451,7 @@ show_figure(fig, "03_quadratic_cost.png")
 ratios = [b / a for a, b in zip(peak_mib, peak_mib[1:])]
 exponent = float(np.polyfit(np.log(lengths[1:]), np.log(peak_mib[1:]), 1)[0])  # 内存 ∝ T^exponent
 print("长度每翻一倍，内存变成原来的：", [f"{r:.2f}" for r in ratios], f"；拟合的指数 p = {exponent:.2f}")
+my_guesses.reveal("memory_ratio", ratios[lengths.index(1024) - 1])
 assert 3.5 < ratios[-1] < 4.5  # 长度翻倍，内存变成 4 倍
 assert 1.8 < exponent < 2.2  # 整条曲线都是 T²：不是 T（那是 RNN 的样子），也不是 T³
 
@@ -445,6 +463,10 @@ assert 1.8 < exponent < 2.2  # 整条曲线都是 T²：不是 T（那是 RNN �
 # （必须一个接一个做的运算个数），再量一量训练一步（前向 + 反向传播）的时间随长度怎么变。
 #
 # **先猜一猜**：句子从 8 个词加长到 128 个词，RNN 和注意力的最长依赖链各会变成多长？
+
+# %%
+my_guesses.guess("rnn_chain_128", 128, "128 个词时 RNN 的最长依赖链（运算个数）", default=128)  # 改成你的猜测
+my_guesses.guess("attention_chain_128", 128, "128 个词时注意力的最长依赖链", default=128)
 
 # %%
 def longest_chain(y):
@@ -491,6 +513,8 @@ per_token = np.diff(chain["rnn"]) / np.diff(seq_lengths)  # 每多一个词元�
 print("T：                  ", seq_lengths)
 print("最长依赖链，RNN：      ", chain["rnn"])
 print("最长依赖链，注意力：", chain["attention"])
+my_guesses.reveal("rnn_chain_128", chain["rnn"][-1])
+my_guesses.reveal("attention_chain_128", chain["attention"][-1])
 assert len(set(chain["attention"])) == 1  # 不管多长，都是那几个运算
 assert len(set(per_token)) == 1 and per_token[0] >= 1  # RNN：每个词元都在链上多加同样的几步，没有例外
 
@@ -609,6 +633,10 @@ assert p_causal[0, 0] == 1.0  # 第一个 query 只看得见自己
 # **先猜一猜**：参数一样多、步数一样多，谁在尺子上更好？
 
 # %%
+my_guesses.guess("attention_or_rnn", "只用注意力", "尺子上谁更好", options=["只用注意力", "RNN"],
+                 default="只用注意力")  # 改成你的猜测
+
+# %%
 ys = yardstick.load()
 rnn_rung = next(r for r in ladder.ensure("02", ys) if r.key == "rnn")
 V = ys.vocab_size
@@ -663,6 +691,7 @@ print(f"只用注意力：{n_attn:,} 个参数，{steps} 步用时 {attn_seconds
 print(f"第 02 讲的 RNN：{rnn_rung.size:,} 个参数，{rnn_rung.extra['steps']} 步用时 {rnn_rung.train_seconds:.0f} 秒；"
       f"尺子上 {rnn_rung.score} 纳特/字符")
 print(f"只用注意力 比 RNN：{gap:+.3f} ± {gap_err:.3f} 纳特/字符（同一批窗口上逐窗口相减）")
+my_guesses.reveal("attention_or_rnn", "RNN" if gap > 0 else "只用注意力")
 
 behind = attn_score.per_position - rnn_rung.score.per_position  # 每个位置上，注意力模型比 RNN 多花多少
 fig, ax = plt.subplots(figsize=(8, 4.2))
@@ -698,6 +727,9 @@ ladder.record("03", [
          train_seconds=attn_seconds, score=attn_score, extra={"steps": steps, "lr": 1e-2}),
 ], ys)
 print("记下了第 03 讲的一级：只用注意力")
+
+# %%
+my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选择题猜对几个
 
 # %% [markdown]
 # ## 小结

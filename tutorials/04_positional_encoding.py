@@ -57,6 +57,15 @@ from minigrad import nn, optim
 # $\mathrm{softmax}(QK^\top/\sqrt{d})\,V$。这里不加因果遮罩——和第三讲一样，每个字都能看到整句话。
 #
 # **先猜一猜**：“狗”在“狗咬人”里和在“人咬狗”里，经过这一层自注意力，得到的输出向量一样吗？
+#
+# 下一格记下你的猜测：先把其中的默认值改成你自己的，再往下运行；揭晓时实测值会印在它旁边，讲末给出校准得分。
+# %%
+from tutorials.course import FIGURES
+from tutorials.predictions import Predictions
+
+my_guesses = Predictions("04", folder=FIGURES)  # 本讲的先猜一猜都记在这里（figures/guesses_04.json）
+my_guesses.guess("dog_same", "不一样", "两句里“狗”的输出向量", options=["一样", "不一样"],
+                 default="不一样")  # 改成你的猜测
 
 # %%
 VOCAB = ["狗", "咬", "人"]
@@ -87,6 +96,7 @@ for i, ch in enumerate("狗咬人"):
 # 人咬狗就是按 (2, 1, 0) 的次序读狗咬人；它的输出就是狗咬人的输出按同样的次序排。
 perm = [2, 1, 0]
 assert np.allclose(out_b, out_a[perm], atol=1e-6), "不给位置时，注意力只是把输出换了个顺序"
+my_guesses.reveal("dog_same", "一样" if np.allclose(out_a[0], out_b[2], atol=1e-6) else "不一样")
 assert np.allclose(out_a.mean(axis=0), out_b.mean(axis=0), atol=1e-6)
 
 # %% [markdown]
@@ -205,6 +215,10 @@ assert np.allclose(cosine, cosine_elsewhere, atol=1e-4), "相似度只取决于�
 # **先猜一猜**：在训练长度上，四个模型里哪个做不出这道题？另外三个谁学得最慢？
 
 # %%
+my_guesses.guess("cannot_learn", "sinusoidal", "训练长度上做不出这道题的模型",
+                 options=["learned", "sinusoidal", "rope", "none"], default="sinusoidal")  # 改成你的猜测
+
+# %%
 V, SHIFT = 12, 3                                   # 词表大小；答案 = 前面第 SHIFT 个词元
 TRAIN_LEN, TEST_LEN = 16, 48
 N_EMBD, N_LAYER, N_HEAD = 32, 2, 1
@@ -310,6 +324,7 @@ for pos_encoding in ("learned", "sinusoidal", "rope"):
     assert trained_acc[pos_encoding] > 0.9, f"{pos_encoding} 在训练长度上应能做对这个任务"
 assert trained_acc["none"] < 0.7, "不给位置，这个任务应当做不出来"
 assert trained_acc["none"] < min(trained_acc[p] for p in ("learned", "sinusoidal", "rope")) - 0.25
+my_guesses.reveal("cannot_learn", min(trained_acc, key=trained_acc.get))
 
 # %% [markdown]
 # ### 考更长的序列：可学习的表没有那一行
@@ -346,6 +361,11 @@ except RuntimeError as error:
 # 这相当于“有这一行，但从来没人教过它”。
 #
 # **先猜一猜**：在训练时没见过的位置 16–47 上，learned、sinusoidal、RoPE 的答对率各是多少？谁最接近满分？
+
+# %%
+my_guesses.guess("rope_unseen_acc", 0.5, "RoPE 在没见过的位置上的答对率", default=0.5)  # 改成你的猜测
+my_guesses.guess("best_unseen", "sinusoidal", "没见过的位置上最接近满分的", options=["learned", "sinusoidal", "rope"],
+                 default="sinusoidal")
 
 # %%
 def stretched(pos_encoding: str) -> GPT:
@@ -390,6 +410,8 @@ fig.tight_layout()
 show_figure(fig, "04_length_extrapolation.png")
 
 unseen_acc = {p: float(long_acc[p][unseen].mean()) for p in ENCODINGS}
+my_guesses.reveal("rope_unseen_acc", unseen_acc["rope"])
+my_guesses.reveal("best_unseen", max(("learned", "sinusoidal", "rope"), key=unseen_acc.get))
 assert long_acc["learned"][seen].mean() > 0.9, "可学习的位置表在训练过的位置上仍然管用"
 assert unseen_acc["learned"] < 0.35, "没人训练过的行给出的（几乎）是瞎猜"
 assert unseen_acc["rope"] > 0.8, "RoPE 在训练长度之外照样管用"
@@ -417,6 +439,10 @@ assert unseen_acc["rope"] > unseen_acc["learned"] + 0.3
 # **先猜一猜**：在没见过的位置上，sinusoidal 模型的损失是接近瞎猜，还是比瞎猜还高？
 
 # %%
+my_guesses.guess("sinusoidal_unseen", "接近瞎猜", "没见过的位置上 sinusoidal 的损失",
+                 options=["接近瞎猜", "比瞎猜还高"], default="接近瞎猜")  # 改成你的猜测
+
+# %%
 print(f"{'':>10}  位置 {SHIFT}–{TRAIN_LEN - 1}（见过）的损失   位置 {TRAIN_LEN}–{TEST_LEN - 1}（没见过）的损失"
       f"   （瞎猜：ln {V} = {np.log(V):.2f}）")
 for p in ENCODINGS:
@@ -441,6 +467,7 @@ fig.tight_layout()
 show_figure(fig, "04_sinusoidal_does_not_extrapolate.png")
 
 sin_seen, sin_unseen = float(long_loss["sinusoidal"][seen].mean()), float(long_loss["sinusoidal"][unseen].mean())
+my_guesses.reveal("sinusoidal_unseen", "比瞎猜还高" if sin_unseen > np.log(V) else "接近瞎猜")
 assert sin_seen < 0.1, "在训练过的位置上，sinusoidal 模型有把握而且答对"
 assert sin_unseen > sin_seen + 1.0, "过了 block_size 损失一下子跳上去：正弦余弦编码不能外推"
 assert sin_unseen > np.log(V), "在那里它比瞎猜还差：错得很有把握"
@@ -623,6 +650,9 @@ assert first_share.max() > 0.4 and last_share.max() > 0.4      # 不挑座位的
 # 一个不挑座位的字，每个座位各占 20%。可有的字将近一半甚至更多时候坐在句首（多是发问、起句的字，像“谁”“何”“今”），
 # 有的字将近一半时候坐在句末（常做韵脚的字）。这些线索只有在知道座位号时才用得上。
 # 这道题做不到 100%：很多诗句里没有这样的字，倒过来念也挑不出毛病。
+
+# %%
+my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选择题猜对几个
 
 # %% [markdown]
 # ## 小结

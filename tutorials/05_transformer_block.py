@@ -163,6 +163,15 @@ def multi_head_attention(x: mg.Tensor, c_attn_weight: mg.Tensor, c_attn_bias: mg
 # （GPT-2 式的初始化很小，注意力几乎是均匀的，什么错都藏得住），两边喂同一个输入。
 #
 # **先猜一猜**：两边的输出会差多少——差在第几位小数？
+#
+# 下一格记下你的猜测：先把其中的默认值改成你自己的，再往下运行；揭晓时实测值会印在它旁边，讲末给出校准得分。
+
+# %%
+from tutorials.course import FIGURES
+from tutorials.predictions import Predictions
+
+my_guesses = Predictions("05", folder=FIGURES)  # 本讲的先猜一猜都记在这里（figures/guesses_05.json）
+my_guesses.guess("attention_gap", 1e-6, "手写的多头注意力与 minigpt 的最大差", default=1e-6)  # 改成你的猜测
 
 # %%
 mg.manual_seed(0)
@@ -179,6 +188,7 @@ with mg.no_grad():
 attention_gap = float(np.abs(mine.numpy() - expected).max())
 print(f"亲手写的多头注意力 vs minigpt.CausalSelfAttention：最大差 {attention_gap:.1e}"
       f"（输出的量级 {np.abs(expected).max():.1f}）")
+my_guesses.reveal("attention_gap", attention_gap)
 assert attention_gap < 1e-12, "手写的多头注意力应与 minigpt 的一致，差别只在 float64 的舍入误差"
 
 # %% [markdown]
@@ -195,6 +205,10 @@ assert attention_gap < 1e-12, "手写的多头注意力应与 minigpt 的一致�
 # 比两个模型：一个头、宽 16；两个头、各宽 8。总宽度一样，参数个数一样，训练步数、随机种子也一样。
 #
 # **先猜一猜**：一个头能把两样都答对吗？如果答不全，它的注意力会怎么分配？
+
+# %%
+my_guesses.guess("one_head_both", "能", "一个宽 16 的头能把两样都答对吗",
+                 options=["能", "不能"], default="能")  # 改成你的猜测
 
 # %%
 V_COPY, D_COPY, T_COPY = 8, 16, 12        # 词表大小、模型宽度、序列长度
@@ -295,6 +309,7 @@ show_figure(fig, "05_one_head_two_relations.png")
 assert count_parameters(lookup_models[1]) == count_parameters(lookup_models[2]), "宽度一样，参数个数也一样"
 assert lookup_scores[2]["both"] > 0.95, "两个宽 8 的头能做对这个任务"
 assert lookup_scores[1]["both"] < 0.5, "一个宽 16 的头没法同时给出两个词元"
+my_guesses.reveal("one_head_both", "能" if lookup_scores[1]["both"] > 0.9 else "不能")
 assert min(lookup_scores[1]["mass"][0]) > 0.2, "单个头把注意力分给了两处"
 (near_0, far_0), (near_1, far_1) = lookup_scores[2]["mass"]
 assert max(near_0, near_1) > 0.8 and max(far_0, far_1) > 0.8, "每种关系都有一个只看那里的头"
@@ -324,6 +339,10 @@ assert np.argmax([near_0, near_1]) != np.argmax([far_0, far_1]), "而且是两�
 # 再量一个：每个头平均往回看多远。训练前后各量一次。
 #
 # **先猜一猜**：训练前，8 个头的比值会是多少？训练几百步之后，会不会有的头远大于 1、有的头远小于 1？
+
+# %%
+my_guesses.guess("preference_before", 2.0, "训练前各头看边界的偏好（平均）", default=2.0)  # 改成你的猜测
+my_guesses.guess("some_head_above_2", "不会", "训练后会有头的偏好超过 2 吗", options=["会", "不会"], default="不会")
 
 # %%
 data = load_dataset(None, block_size=64)           # 内置的莎士比亚语料，按 90/10 分成训练集和验证集
@@ -395,6 +414,8 @@ assert np.all(np.abs(preference_before - 1) < 0.25), "训练前每个头的注�
 spread_before = preference_before.max() / preference_before.min()
 spread_after = preference_after.max() / preference_after.min()
 print(f"最爱看边界的头与最不爱看的头之比：训练前 {spread_before:.2f}，训练后 {spread_after:.2f}")
+my_guesses.reveal("preference_before", preference_before.mean())
+my_guesses.reveal("some_head_above_2", "会" if preference_after.max() > 2.0 else "不会")
 assert preference_after.max() > 2.0, "训练后有的头主要看空格和换行"
 assert spread_before < 2.5 < spread_after, "各个头分了工：不再都一个样"
 
@@ -413,6 +434,10 @@ assert spread_before < 2.5 < spread_after, "各个头分了工：不再都一个
 # 再做一次完全一样的实验，只改一处：每层的输出加回它的输入，`h = h + f(h)`。
 #
 # **先猜一猜**：没有残差时，第一层拿到的梯度是最后一层的多少？有残差时呢？
+
+# %%
+my_guesses.guess("plain_first_over_last", 0.1, "无残差：第一层的梯度是最后一层的几分之几", default=0.1)  # 改成你的猜测
+my_guesses.guess("residual_first_over_last", 0.1, "有残差：第一层的梯度是最后一层的几分之几", default=0.1)
 
 # %%
 DEPTH, WIDTH = 20, 64
@@ -435,6 +460,8 @@ plain = grad_norms_through_stack(residual=False)
 with_residual = grad_norms_through_stack(residual=True)
 print(f"第  1 层的梯度：无残差 {plain[0]:.2e}，有残差 {with_residual[0]:.2e}")
 print(f"第 20 层的梯度：无残差 {plain[-1]:.2e}，有残差 {with_residual[-1]:.2e}")
+my_guesses.reveal("plain_first_over_last", plain[0] / plain[-1])
+my_guesses.reveal("residual_first_over_last", with_residual[0] / with_residual[-1])
 
 fig, ax = plt.subplots(figsize=(7, 4))
 layers_axis = np.arange(1, DEPTH + 1)
@@ -473,6 +500,12 @@ assert with_residual[0] > 1000 * plain[0]
 # **先猜一猜**：输入的标准差是 1。不归一化时，每层加进来的方差是越来越大、还是差不多？Pre-LN 呢？
 
 # %%
+my_guesses.guess("variance_plain", "差不多", "不归一化时每层添的方差",
+                 options=["越来越大", "差不多"], default="差不多")  # 改成你的猜测
+my_guesses.guess("variance_pre_ln", "越来越大", "Pre-LN 时每层添的方差",
+                 options=["越来越大", "差不多"], default="越来越大")
+
+# %%
 def residual_stream_scale(pre_layer_norm: bool) -> np.ndarray:
     """DEPTH 层残差 MLP 里，残差流在每层之后的标准差（第 0 项是输入）。"""
     mg.manual_seed(0)
@@ -493,6 +526,8 @@ added_plain, added_pre = np.diff(scale_plain**2), np.diff(scale_pre**2)   # 每�
 print("残差流的标准差（每 4 层）：不归一化", np.round(scale_plain[::4], 2), "；Pre-LN", np.round(scale_pre[::4], 2))
 print(f"每层添的方差：不归一化，前 5 层平均 {added_plain[:5].mean():.2f}，后 5 层平均 {added_plain[-5:].mean():.2f}；"
       f"Pre-LN，前 5 层 {added_pre[:5].mean():.2f}，后 5 层 {added_pre[-5:].mean():.2f}")
+my_guesses.reveal("variance_plain", "越来越大" if added_plain[-5:].mean() > 2 * added_plain[:5].mean() else "差不多")
+my_guesses.reveal("variance_pre_ln", "越来越大" if added_pre[-5:].mean() > 2 * added_pre[:5].mean() else "差不多")
 
 fig, (ax_std, ax_add) = plt.subplots(1, 2, figsize=(11, 4))
 ax_std.plot(scale_plain, "o-", label=label("不归一化  h + f(h)", "no LayerNorm  h + f(h)"))
@@ -529,6 +564,10 @@ assert scale_pre[-1] < scale_plain[-1] / 4
 # BatchNorm（训练模式），把同一个样本 `x0` 分别放进大小为 2 和 64 的批里，看它被归一化成了什么。
 #
 # **先猜一猜**：批里只有 2 个样本时，BatchNorm 能把 `x0` 的一个特征归一化成哪些值？
+
+# %%
+my_guesses.guess("batch_of_2", "任意值", "批大小 2 时 BatchNorm 的输出",
+                 options=["只有 ±1", "任意值"], default="任意值")  # 改成你的猜测
 
 # %%
 def batch_norm(x: np.ndarray, axis: int | tuple[int, ...] = 0, eps: float = 1e-5) -> np.ndarray:
@@ -569,6 +608,8 @@ print("x0 归一化后的值随同批样本摆动多少（在不同的批之间�
 print(f"  BatchNorm：批大小 2 -> {bn_spread[2]:.3f}，批大小 64 -> {bn_spread[64]:.3f}")
 print(f"  LayerNorm：批大小 2 -> {ln_spread[2]:.1e}，批大小 64 -> {ln_spread[64]:.1e}")
 print("批大小为 2 时，BatchNorm 给 x0 第 0 维的前 8 个结果：", np.round(bn_of_x0[2][:8, 0], 3))
+# 两个样本靠得很近时，eps 让结果略小于 1：看大多数
+my_guesses.reveal("batch_of_2", "只有 ±1" if np.median(np.abs(bn_of_x0[2][:, 0])) > 0.99 else "任意值")
 
 fig, axes = plt.subplots(1, 3, figsize=(11, 3.4), sharey=True)
 bins = np.linspace(-2.5, 2.5, 51)
@@ -672,6 +713,10 @@ print(inspect.getsource(Block.forward))
 # **先猜一猜**：同样的学习率、不加预热，12 层的 Post-LN 和 Pre-LN，谁的损失降得快？
 
 # %%
+my_guesses.guess("faster_norm", "Post-LN", "不预热时谁的损失降得快",
+                 options=["Post-LN", "Pre-LN"], default="Post-LN")  # 改成你的猜测
+
+# %%
 DEEP_LAYERS = 12
 DEEP_EMBD, DEEP_STEPS = (32, 120) if QUICK else (64, 400)
 
@@ -735,6 +780,7 @@ assert all(np.isfinite(v).all() for v in deep_losses.values()), "两种写法都
 pre_spread = max(init_grads["pre"]) / min(init_grads["pre"])
 post_spread = max(init_grads["post"]) / min(init_grads["post"])
 print(f"初始化时各 Block 梯度的最大值 / 最小值：Pre-LN {pre_spread:.1f}，Post-LN {post_spread:.1f}")
+my_guesses.reveal("faster_norm", "Pre-LN" if final["pre"] < final["post"] else "Post-LN")
 assert pre_spread < 3, "Pre-LN：每个 block 得到的梯度大小差不多"
 assert post_spread > 3 * pre_spread, "Post-LN：各个 block 的梯度相差悬殊"
 assert final["pre"] < final["post"] - 0.1, "这么深、又不预热时，Pre-LN 训练得更快"
@@ -815,6 +861,9 @@ print(f"整个 GPT 的 logits：亲手拼的 vs minigpt，最大差 {gpt_gap:.1e
 print(f"对照：把精确的 GELU 换成 GPT-2 的 tanh 近似，最大差变成 {tanh_gap:.1e}")
 assert block_gap < 1e-12 and gpt_gap < 1e-12, "亲手拼出的整个 GPT 就是 minigpt 的 GPT，差别只在 float64 的舍入误差"
 assert tanh_gap > 1e-8, "这个核对足够灵敏，看得出两种 GELU 的差别"
+
+# %%
+my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选择题猜对几个
 
 # %% [markdown]
 # 亲手拼的 GPT 和 `minigpt.GPT` 只差 float64 的舍入误差；这个检查也足够灵敏——

@@ -79,6 +79,15 @@ print(repr(tok.decode(data.train[:120])))
 #
 # **先猜一猜**：用上面打印的 $V$ 算一算，初始损失大约是多少？手写一步梯度下降（学习率 0.01）之后，
 # 同一批数据上的损失会降多少——和“学习率 × 梯度范数²”比，是大是小？
+#
+# 下一格记下你的猜测：先把其中的默认值改成你自己的，再往下运行；揭晓时实测值会印在它旁边，讲末给出校准得分。
+
+# %%
+from tutorials.predictions import Predictions
+
+my_guesses = Predictions("06", folder=FIGURES)  # 本讲的先猜一猜都记在这里（figures/guesses_06.json）
+my_guesses.guess("initial_loss", 3.0, "没训练过的模型的初始损失", default=3.0)  # 改成你的猜测
+my_guesses.guess("one_step_decrease", 0.1, "手写一步梯度下降后，这批数据上的损失降多少", default=0.1)
 
 # %%
 if QUICK:
@@ -102,6 +111,7 @@ x, y = get_batch(data.train, 8, BLOCK, np.random.default_rng(0))       # 一批�
 logits, loss = model(x, y)
 loss_before = loss.item()
 print(f"logits 的形状 {logits.shape}；损失 {loss_before:.4f}；ln(V) = {math.log(V):.4f}")
+my_guesses.reveal("initial_loss", loss_before)
 assert abs(loss_before - math.log(V)) < 0.3, "没训练过的模型应接近瞎猜"
 
 # 反向传播：损失对每个参数的梯度
@@ -124,6 +134,7 @@ loss_after = loss.item()
 predicted = LR * grad_sq                     # 下降量的一阶估计：学习率 × |梯度|²
 print(f"同一批数据上的损失：{loss_before:.4f} -> {loss_after:.4f}"
       f"（降了 {loss_before - loss_after:.4f}；梯度预言的是约 {predicted:.4f}）")
+my_guesses.reveal("one_step_decrease", loss_before - loss_after)
 assert loss_after < loss_before, "逆着梯度走一步，这批数据上的损失应当下降"
 assert 0.5 * predicted < loss_before - loss_after < 1.5 * predicted, "梯度预测得出下降量"
 
@@ -185,6 +196,10 @@ print(f"所以一批 {x.shape[0]} 段、每段 {x.shape[1]} 个字符的训练�
 # **先猜一猜**：位置 0–9 的 logits 会变多少：很小但不为 0，还是精确的 0？
 
 # %%
+my_guesses.guess("logits_before_k", "很小但不为 0", "位置 0–9 的 logits 的变化", options=["很小但不为 0", "精确的 0"],
+                 default="很小但不为 0")  # 改成你的猜测
+
+# %%
 K = 10
 original = inputs.copy()
 changed = inputs.copy()
@@ -194,6 +209,7 @@ with mg.no_grad():
     logits_changed = model(changed)[0].numpy()[0]
 difference = np.abs(logits_original - logits_changed).max(axis=-1)   # (T,)：每个位置的最大变化
 print("每个位置 logits 的最大变化：", np.round(difference, 4))
+my_guesses.reveal("logits_before_k", "精确的 0" if np.all(difference[:K] == 0.0) else "很小但不为 0")
 assert np.all(difference[:K] == 0.0), "K 之前的位置都不应依赖第 K 个词元"
 assert np.all(difference[K:] > 1e-4), "从 K 起的位置都看得见这处改动"
 
@@ -235,6 +251,9 @@ print(before_text)
 
 # %% [markdown]
 # **先猜一猜**：训练前的验证集损失约等于 $\ln V$。训练完，验证集损失能降到多少？续写会像什么样子？
+
+# %%
+my_guesses.guess("val_after", 3.0, "训练完的验证集损失（纳特/字符）", default=3.0)  # 改成你的猜测
 
 # %%
 STEPS = 400 if QUICK else 800
@@ -287,6 +306,7 @@ mg.viz.plots.plot_loss_curves(metrics, path=FIGURES / "06_loss_curve.png",
 show_image(FIGURES / "06_loss_curve.png")
 print(f"验证集损失 {initial['val']:.3f} -> {final['val']:.3f} 纳特每字符；"
       f"困惑度 e^损失 {math.exp(initial['val']):.1f} -> {math.exp(final['val']):.1f}（词表有 {V} 个字符）")
+my_guesses.reveal("val_after", final["val"])
 assert final["val"] < initial["val"] - 1.0, "训练应让验证集损失下降超过 1 纳特"
 assert final["train"] < initial["train"] - 1.0
 if not QUICK:
@@ -337,6 +357,9 @@ assert share_after > max(2 * share_before, share_before + 0.08), "训练之后�
 # **先猜一猜**：位置 0 的损失比位置 63 高多少？是一路慢慢降下来，还是前几个位置降得最快？
 
 # %%
+my_guesses.guess("position_0_excess", 0.3, "位置 0 的损失比最后一组位置高多少（纳特）", default=0.3)  # 改成你的猜测
+
+# %%
 N_WINDOWS = min(4096 if QUICK else 2048, (len(data.val) - 1) // BLOCK)   # 验证集切成互不重叠的一段段
 starts = np.arange(N_WINDOWS) * BLOCK
 position_loss = np.zeros(BLOCK)
@@ -363,6 +386,7 @@ for (a, b), value in zip(groups, group_loss):
     print(f"  位置 {a:>2}{'' if b == a + 1 else f'–{b - 1}':<4}：{value:.3f} 纳特每字符")
 early, overall = rank_correlation(group_loss[:4]), rank_correlation(group_loss)
 print(f"损失随位置的秩相关：前 8 个位置（前 4 组）{early:.2f}，全部 {BLOCK} 个位置（7 组）{overall:.2f}")
+my_guesses.reveal("position_0_excess", group_loss[0] - group_loss[-1])
 
 fig, ax = plt.subplots(figsize=(8, 3.8))
 ax.plot(np.arange(1, BLOCK + 1), position_loss, "o-", markersize=3)     # 位置 t 看得到 t + 1 个字符
@@ -405,6 +429,10 @@ if not QUICK:
 # **先猜一猜**：在模型很有把握的位置上，top-k=5 和 top-p=0.9 各留下几个候选？在拿不准的位置上呢？
 
 # %%
+my_guesses.guess("top_p_peaked", 5, "有把握的位置上 top-p=0.9 留下几个", default=5)  # 改成你的猜测
+my_guesses.guess("top_p_flat", 5, "拿不准的位置上 top-p=0.9 留下几个", default=5)
+
+# %%
 window = data.val[1000:1000 + BLOCK][None]
 with mg.no_grad():
     next_logits = model(window)[0].numpy()[0].astype(np.float64)      # (T, V)
@@ -429,6 +457,8 @@ for name, t in cases.items():
           f"其中 {kept[name]['top5_noise']} 个的概率不到 2%")
 
 assert kept["peaked"]["top_p=0.9"] < kept["flat"]["top_p=0.9"], "top-p 有把握时留得少，拿不准时留得多"
+my_guesses.reveal("top_p_peaked", kept["peaked"]["top_p=0.9"])
+my_guesses.reveal("top_p_flat", kept["flat"]["top_p=0.9"])
 assert kept["peaked"]["top5_noise"] >= 2, "模型有把握时，top-k=5 留下了它几乎不信的候选"
 assert kept["flat"]["top5_mass"] < 0.6, "模型拿不准时，top-k=5 扔掉了一大半概率"
 
@@ -492,6 +522,9 @@ assert share_by_temperature[0.5] > share_by_temperature[1.5] + 0.1, "温度越�
 # **先猜一猜**：生成 128 个词元，用缓存能快几倍？生成 16 个呢？
 
 # %%
+my_guesses.guess("cache_speedup_long", 10.0, "生成 249 个词元时缓存的加速比", default=10.0)  # 改成你的猜测
+
+# %%
 cache_model = new_model(block_size=256)        # 留出更长的上下文；只为计时，未训练的权重就够了
 start = np.array([tok.encode("ROMEO:\n")])
 for kwargs in (dict(temperature=0.0), dict(temperature=1.0, top_k=10)):
@@ -518,6 +551,7 @@ for n in LENGTHS:
             runs.append(time.perf_counter() - t0)
         timings[name].append(min(runs))
 speedup = np.array(timings["recompute"]) / np.array(timings["cache"])
+my_guesses.reveal("cache_speedup_long", speedup[-1])
 for n, a, b, s in zip(LENGTHS, timings["cache"], timings["recompute"], speedup):
     print(f"生成 {n:4d} 个词元：缓存 {a * 1000:7.1f} 毫秒，重算 {b * 1000:7.1f} 毫秒，加速比 {s:4.1f}")
 
@@ -679,6 +713,10 @@ assert poem_stats["贪心"][1] < poem_stats["温度 1.0"][1] < poem_stats["温�
 # `minigrad.distributed`，用 `mpiexec -n 2 python ...` 启动，两份模型在两个进程里，全归约走 MPI。
 
 # %%
+my_guesses.guess("half_batches", "差不多", "两个半批的平均梯度与整批梯度", options=["差不多", "完全一样（只差舍入）"],
+                 default="差不多")  # 改成你的猜测
+
+# %%
 dp_x, dp_y = get_batch(data.train, 16, BLOCK, np.random.default_rng(7))   # 一大批：16 段
 
 whole = new_model()                                   # 一份模型，看整批
@@ -701,6 +739,7 @@ for p0, p1 in zip(*replica_params):                   # “全归约”：两份
 worst = max(float(np.abs(p.grad.numpy() - whole_grads[name]).max() / np.abs(whole_grads[name]).max())
             for name, p in replicas[0].named_parameters())
 print(f"{len(whole_grads)} 个参数张量：平均梯度与整批梯度的最大相对差 {worst:.1e}（float32 的舍入约 1e-7）")
+my_guesses.reveal("half_batches", "完全一样（只差舍入）" if worst < 1e-4 else "差不多")
 assert worst < 1e-4, "the averaged half-batch gradients are the whole-batch gradient"
 
 dp_optimizers = [optim.AdamW(replica.parameters(), lr=1e-3) for replica in replicas]
@@ -822,6 +861,9 @@ def draw_parallelism_map() -> None:
 
 
 draw_parallelism_map()
+
+# %%
+my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选择题猜对几个
 
 # %% [markdown]
 # 本讲的两份模型是数据并行的全部道理：**相同的权重 + 各自的数据 + 平均的梯度 = 同一个模型，每步的活分给 N 个进程**。

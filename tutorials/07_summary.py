@@ -246,6 +246,16 @@ else:
 # 模型故意不大，几分钟就能看着它从瞎猜学会拼词；它是梯子上的“小 GPT”。快速版把一切再缩小。
 #
 # **先猜一猜**：第 01 讲最好的计数模型在尺子上是多少纳特/字符？这个小 GPT 训练几分钟，能比它好吗？
+#
+# 下一格记下你的猜测：先把其中的默认值改成你自己的，再往下运行；揭晓时实测值会印在它旁边，讲末给出校准得分。
+
+# %%
+from tutorials.predictions import Predictions
+
+my_guesses = Predictions("07", folder=FIGURES)  # 本讲的先猜一猜都记在这里（figures/guesses_07.json）
+my_guesses.guess("best_count_nats", 2.0, "第 01 讲最好的计数模型在尺子上（纳特/字符）", default=2.0)  # 改成你的猜测
+my_guesses.guess("small_gpt_beats_counts", "不能", "训练几分钟的小 GPT 能比它好吗",
+                 options=["能", "不能"], default="不能")
 
 # %%
 OUT_DIR = Path("out") / "tutorial07"
@@ -349,6 +359,10 @@ assert englishness["trained"] < real + (0.5 if QUICK else 0.3)  # ……离真�
 # **先猜一猜**：梯子会一路往下走吗？RNN 会比最好的计数模型好吗？
 
 # %%
+my_guesses.guess("ladder_monotone", "会", "梯子会一路往下走吗", options=["会", "不会"], default="会")  # 改成你的猜测
+my_guesses.guess("rnn_beats_counts", "会", "RNN 会比最好的计数模型好吗", options=["会", "不会"], default="会")
+
+# %%
 rungs = ladder.ensure("01", ys) + ladder.ensure("02", ys) + ladder.ensure("03", ys)
 small_score = ys.score_logits(small_model)
 rungs.append(Rung(key="small_gpt", name="小 GPT（本讲训练）", lecture="07", size=small_model.num_parameters(),
@@ -415,6 +429,8 @@ xs = np.arange(len(rungs))
 nats = np.array([r.score.nats for r in rungs])
 counting = [r for r in rungs if r.size_kind == "counts"]
 best_count = min(counting, key=lambda r: r.score.nats)
+my_guesses.reveal("best_count_nats", best_count.score.nats)
+my_guesses.reveal("small_gpt_beats_counts", "能" if small_score.nats < best_count.score.nats else "不能")
 colors = ["gray" if r.size_kind == "counts" else "steelblue" for r in rungs]
 ax.bar(xs, nats, color=colors, width=0.6)
 ax.errorbar(xs, nats, yerr=[2 * r.score.stderr for r in rungs], fmt="none", color="black", capsize=3)
@@ -429,6 +445,9 @@ ax.set_ylabel(label("尺子上的交叉熵（纳特/字符，越低越好）", "
 ax.set_title(label("损失的梯子：整门课的模型，同一段没见过的文本（灰：数出来的；蓝：训练出来的）",
                    "The loss ladder: every model of the course on the same held-out text"))
 ax.set_ylim(0, nats.max() * 1.12)
+my_guesses.reveal("ladder_monotone", "会" if all(b <= a for a, b in zip(nats, nats[1:])) else "不会")
+rnn_rung = next(r for r in rungs if r.key == "rnn")
+my_guesses.reveal("rnn_beats_counts", "会" if rnn_rung.score.nats < best_count.score.nats else "不会")
 ax.legend(loc="upper right")
 fig.tight_layout()
 show_figure(fig, "07_loss_ladder.png")
@@ -652,6 +671,10 @@ assert kn_rung.score.nats - kn_rung.extra["train_nats"] > memory["gpt"] + 0.2  #
 # **先猜一猜**：宽度翻一倍，参数大约变成几倍？损失会降多少？
 
 # %%
+my_guesses.guess("params_ratio", 2.0, "宽度翻一倍，参数变成几倍", default=2.0)  # 改成你的猜测
+my_guesses.guess("loss_drop_per_doubling", 0.3, "宽度翻一倍，尺子上的损失降多少（纳特/字符）", default=0.3)
+
+# %%
 WIDTHS = [16, 32, 64]
 SCALE_STEPS = 300 if QUICK else 800
 SCALE_BATCH = 16
@@ -704,8 +727,13 @@ show_figure(fig, "07_scale.png")
 for width, (_, curve) in scale.items():
     assert all(b < a for a, b in zip(curve, curve[1:])), width  # 每个模型：数据越多，损失越低
 finals = [scale[w][1][-1] for w in WIDTHS]
+my_guesses.reveal("params_ratio", scale[WIDTHS[1]][0] / scale[WIDTHS[0]][0])
+my_guesses.reveal("loss_drop_per_doubling", (finals[0] - finals[-1]) / (len(finals) - 1))
 assert all(b < a for a, b in zip(finals, finals[1:]))  # 同样的数据：参数越多，损失越低
 assert finals[0] - finals[-1] > (0.08 if QUICK else 0.15)  # 而且差得明显
+
+# %%
+my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选择题猜对几个
 
 # %% [markdown]
 # 两条规律在这个最小的尺度上就看得见：同一个模型看的数据越多，损失越低；同样的数据，参数越多，损失越低。

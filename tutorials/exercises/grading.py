@@ -37,6 +37,10 @@ class Exercise:
     # The library functions this exercise asks the learner to write: (owner, attribute, what it is), each made
     # to raise while the exercise is graded (see `shortcuts_forbidden`).
     forbids: tuple[tuple[Any, str, str], ...] = ()
+    # An open task (the last ★★★ of each lecture): an experiment with a measurable target, graded by what the
+    # answer achieves, not by equality with one reference. Many answers reach the target, so mutation testing
+    # (mutants.py) leaves it out; its wrong answers are tested one by one instead.
+    open: bool = False
 
 
 @dataclass(frozen=True)

@@ -80,3 +80,12 @@ class Div(mg.Function):
 # x 有多个元素时 f(x) 不是标量：讲义 7.1 节画导数曲线时用了什么办法？
 def nth_derivative(f, x: mg.Tensor, n: int) -> mg.Tensor:
     raise NotImplementedError
+
+
+# 练习 0.7 ★★★ 开放题：用实验找最快的学习率
+# 讲义第 7 节从一排学习率里挑了最快的一个。这里把它做成一个实验：steps_with(lr) 用学习率 lr 跑一次梯度下降，
+# 返回走到谷底（误差 < 1e-10）用了几步；发散（或 3000 步还没到）时返回 None。你事先不知道学习率的量级。
+# 返回一个学习率，它用的步数不超过检查器细扫 600 个学习率找到的最少步数的 1.15 倍。
+# 检查器在三个你没见过的山谷 cosh(a·x) − b·x 上考，每个山谷最多让你跑 60 次。
+def fastest_learning_rate(steps_with) -> float:
+    raise NotImplementedError

@@ -44,3 +44,15 @@ def average_nll(P: np.ndarray, ids: np.ndarray) -> float:
 # 约定 0·log 0 = 0：概率为 0 的候选不贡献熵（但 NumPy 算 0 * log(0) 会得到 nan）。
 def entropy_bits(p: np.ndarray) -> np.ndarray:
     raise NotImplementedError
+
+
+# 练习 1.6 ★★★ 开放题：在开发集上挑阶数和平滑
+# 讲义第 3 节把平滑强度固定在 β = 2，只挑了看几个字符（k），于是 k = 4 最好。k 和 β 一起挑，能好多少？
+# choose_ngram 只拿到训练文本（莎士比亚训练部分的前一百万个字符）：从里面切出一段作开发集（例如最后 10%），
+# 在其余部分上数数，在开发集上比较各种 (k, β)，返回你挑中的 (k, beta)。
+# 检查器用你的 (k, beta) 在这一百万个字符上数数，再在尺子上打分：要比讲义的 (k=4, β=2) 逐窗口好 0.15 纳特以上。
+# 尺子（验证文本）只能用来打这最后一次分：choose_ngram 里用到 tutorials.yardstick 或 load_dataset，检查器直接拒绝。
+# 工具：tutorials.exercises.tools.NGramCounts(ids, V, k_max) 数一次，.probs(x, y, k, beta) 给出任意 (k, β) 的概率；
+# tutorials.yardstick.cut_windows(ids) 从一段文本里等距切出 (x, y) 窗口。
+def choose_ngram(train_ids: np.ndarray, vocab_size: int) -> tuple[int, float]:
+    raise NotImplementedError

@@ -55,3 +55,12 @@ def step_jacobian(h_new: np.ndarray, W_hh: np.ndarray) -> np.ndarray:
 # 检查器通过后，会把它用在一个真的 tanh RNN 上，告诉你 30 步之后梯度还剩多少。
 def gradient_norms(jacobians: list[np.ndarray], g_last: np.ndarray) -> list[float]:
     raise NotImplementedError
+
+
+# 练习 2.6 ★★★ 开放题：让梯度活过 30 步的最小门偏置
+# 讲义第 3 节看到：GRU 的更新门偏置为正时，旧状态按比例 z 直接抄到下一步，梯度能走得更远。要多大才够？
+# ratio_at(bias) 替你做一次实验：给一个没训练过的 GRU 的更新门加上偏置 bias，量出 30 步之前的输入收到的梯度
+# 与最后一步输入收到的梯度之比（讲义第 2 节的量法）。返回让这个比值不低于 target 的最小偏置，误差在 0.25 以内。
+# 检查器用两个你没见过的单元来考（target 分别是 0.1 和 0.01），每个单元最多量 40 次：比值随偏置单调上升。
+def surviving_bias(ratio_at, target: float) -> float:
+    raise NotImplementedError

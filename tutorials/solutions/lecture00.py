@@ -56,3 +56,14 @@ def nth_derivative(f, x: mg.Tensor, n: int) -> mg.Tensor:
         # create_graph the result keeps a graph, and the next round can differentiate it again.
         (y,) = mg.grad(y.sum(), x, create_graph=True)
     return y
+
+
+def fastest_learning_rate(steps_with) -> float:
+    lr = 1e-4
+    while steps_with(lr) is None:  # too small: 3000 steps are not enough; double until it arrives
+        lr *= 2
+    while steps_with(lr * 2) is not None:  # double until descent diverges: the edge is between lr and 2 lr
+        lr *= 2
+    candidates = [lr * (1 + k / 24) for k in range(25)]  # then look closely just below the edge
+    runs = {c: steps_with(c) for c in candidates}
+    return min((c for c in runs if runs[c] is not None), key=runs.get)

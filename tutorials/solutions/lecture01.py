@@ -27,3 +27,15 @@ def average_nll(P: np.ndarray, ids: np.ndarray) -> float:
 def entropy_bits(p: np.ndarray) -> np.ndarray:
     safe = np.where(p > 0, p, 1.0)  # log2(1) = 0, so zero-probability entries add nothing
     return -(p * np.log2(safe)).sum(axis=-1)
+
+
+def choose_ngram(train_ids: np.ndarray, vocab_size: int) -> tuple[int, float]:
+    from tutorials.exercises.tools import NGramCounts
+    from tutorials.yardstick import cut_windows  # a pure function: it cuts windows from whatever text it is given
+
+    cut = int(0.9 * len(train_ids))  # the dev split: the last 10% of the training text, never counted
+    counts = NGramCounts(train_ids[:cut], vocab_size, k_max=6)
+    x, y = cut_windows(train_ids[cut:])
+    grid = [(k, beta) for k in range(7) for beta in (1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0)]
+    dev_loss = {choice: float(-np.log(counts.probs(x, y, *choice)).mean()) for choice in grid}
+    return min(dev_loss, key=dev_loss.get)

@@ -39,3 +39,16 @@ def gradient_norms(jacobians: list[np.ndarray], g_last: np.ndarray) -> list[floa
         g = g @ J  # dL/dh_t[j] = sum_i dL/dh_{t+1}[i] * J[i, j]
         norms.append(float(np.linalg.norm(g)))
     return norms
+
+
+def surviving_bias(ratio_at, target: float) -> float:
+    low, high = -4.0, 1.0  # find a bracket: ratio_at(low) < target <= ratio_at(high)
+    while ratio_at(high) < target:
+        low, high = high, high * 2
+    while high - low > 0.1:  # bisection: each measurement halves the interval
+        middle = (low + high) / 2
+        if ratio_at(middle) >= target:
+            high = middle
+        else:
+            low = middle
+    return high  # the smallest bias known to be enough

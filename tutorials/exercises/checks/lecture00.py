@@ -143,6 +143,57 @@ def check_nth_derivative(nth_derivative) -> str:
     return "通过：导数也是带计算图的张量，所以能一直求下去；图也一阶比一阶大"
 
 
+# --------------------------------------------------------------------------------------------------
+# 0.7, an open task: the fastest fixed learning rate, found by experiment
+
+LR_BUDGET = 60  # runs of gradient descent allowed per valley
+LR_SLACK = 1.15  # the learner's learning rate may take this many times the fewest steps found by a fine scan
+VALLEYS = [(1.0, 0.5, 5.0), (2.0, 1.0, 2.0), (0.5, 0.2, 8.0)]  # f(x) = cosh(a x) - b x, from x0 (lecture 00 §7: a=1)
+
+
+def _descent_steps(a: float, b: float, x0: float, lr: float, tol: float = 1e-10, max_steps: int = 3000) -> int | None:
+    """Steps of x <- x - lr f'(x) until |x - x*| <= tol on f(x) = cosh(a x) - b x; None if it diverges or stalls."""
+    x_star, x = math.asinh(b / a) / a, x0
+    for n in range(max_steps + 1):
+        if abs(x - x_star) <= tol:
+            return n
+        if abs(x - x_star) > 50 or not math.isfinite(x):
+            return None
+        x -= lr * (a * math.sinh(a * x) - b)
+    return None
+
+
+def _fewest_steps(a: float, b: float, x0: float) -> int:
+    """The checker's fine scan: 600 learning rates up to 3 / a**2, past the edge where descent diverges."""
+    steps = [_descent_steps(a, b, x0, lr) for lr in np.linspace(0, 3, 601)[1:] / (a * a)]
+    return min(s for s in steps if s is not None)
+
+
+def check_fastest_learning_rate(fastest_learning_rate) -> str:
+    found = []
+    for a, b, x0 in VALLEYS:
+        calls = []
+
+        def steps_with(lr: float, a=a, b=b, x0=x0, calls=calls) -> int | None:
+            if len(calls) >= LR_BUDGET:
+                raise Wrong(f"在一个山谷上试了 {LR_BUDGET} 次还没停：先按倍数找到发散的边界，再在边界下面细找")
+            calls.append(lr)
+            return _descent_steps(a, b, x0, float(lr))
+
+        lr = fastest_learning_rate(steps_with)
+        if isinstance(lr, bool) or not isinstance(lr, (int, float, np.floating)) or not lr > 0:
+            raise Wrong(f"应返回一个正数（学习率），你的是 {lr!r}")
+        steps, best = _descent_steps(a, b, x0, float(lr)), _fewest_steps(a, b, x0)
+        valley = f"在 cosh({a:g}x) − {b:g}x 上（从 x = {x0:g} 出发）"
+        if steps is None:
+            raise Wrong(f"{valley}学习率 {lr:.4g} 发散了：最快的学习率就在发散的边界下面，别越过它")
+        if steps > LR_SLACK * best:
+            raise Wrong(f"{valley}学习率 {lr:.4g} 要 {steps} 步，最快的只要 {best} 步：还能再大一些"
+                        "（步数随学习率先降，到发散的边界附近最少）")
+        found.append(f"{steps} 步（细扫的最少是 {best}）")
+    return "通过：三个山谷上 " + "、".join(found)
+
+
 EXERCISES = [
     Exercise("0.1", "central_difference", "中心差分估计导数", 1, check_central_difference),
     Exercise("0.2", "Mul", "乘法的反向传播", 1, check_mul),
@@ -150,4 +201,5 @@ EXERCISES = [
     Exercise("0.4", "sum_to", "sum_to：把广播过的梯度加回去", 2, check_sum_to),
     Exercise("0.5", "Div", "除法的反向传播", 3, check_div),
     Exercise("0.6", "nth_derivative", "n 阶导数：对导数再求导", 2, check_nth_derivative),
+    Exercise("0.7", "fastest_learning_rate", "开放题：用实验找最快的学习率", 3, check_fastest_learning_rate, open=True),
 ]

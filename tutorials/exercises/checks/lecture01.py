@@ -6,10 +6,16 @@ Read next: lecture02.py.
 from __future__ import annotations
 
 import math
+import types
+from functools import cache
 
 import numpy as np
 
+import minigpt.data
+import tutorials.yardstick
 from tutorials.exercises.grading import Exercise, Wrong, as_array, compare, compare_number
+from tutorials.exercises.tools import NGramCounts
+from tutorials.yardstick import Yardstick, load
 
 NATS_HINT = "本课的损失用自然对数 ln（单位 nats）"
 
@@ -88,10 +94,84 @@ def check_entropy_bits(entropy_bits) -> str:
     return "通过：确定的分布熵为 0，均匀分布在 4 个候选上是 2 比特"
 
 
+# --------------------------------------------------------------------------------------------------
+# 1.6, an open task: choose the order and the smoothing on a dev split carved from the training text
+
+TRAIN_CHARS = 1_000_000  # the learner gets the first million characters of the training text (fast to count)
+K_MAX = 6
+LECTURE_CHOICE = (4, 2.0)  # what §3 settled on: beta fixed at 2, then the best k
+TARGET_GAP = 0.15  # nats per character better than LECTURE_CHOICE on the yardstick, window by window
+YARDSTICK_THINGS = (tutorials.yardstick, load, Yardstick, minigpt.data, minigpt.data.load_dataset)
+
+
+@cache
+def _yardstick_and_counts() -> tuple[Yardstick, NGramCounts]:
+    """The yardstick and the counts of the learner's training text: made once, shared by every answer graded."""
+    ys = load()
+    return ys, NGramCounts(ys.train[:TRAIN_CHARS], ys.vocab_size, K_MAX)
+
+
+def _reads_the_yardstick(fn, ys: Yardstick, seen=None) -> bool:
+    """Whether `fn`, or a function of the learner's it calls, names the yardstick, its loaders or its windows."""
+    seen = set() if seen is None else seen
+    if id(fn) in seen or not isinstance(fn, types.FunctionType):
+        return False
+    seen.add(id(fn))
+    codes, names = [fn.__code__], set()
+    while codes:  # names used by the function and by the functions and comprehensions defined inside it
+        code = codes.pop()
+        names |= set(code.co_names)
+        codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    values = [fn.__globals__[n] for n in names if n in fn.__globals__]
+    values += [cell.cell_contents for cell in (fn.__closure__ or ()) if cell.cell_contents is not None]
+    for _ in range(2):  # `tutorials.yardstick.load`: the attributes it names on the modules it uses, two deep
+        values += [getattr(m, n) for m in values if isinstance(m, types.ModuleType) for n in names if hasattr(m, n)]
+    for value in values:
+        if any(value is thing for thing in YARDSTICK_THINGS) or isinstance(value, Yardstick):
+            return True
+        if isinstance(value, np.ndarray) and any(np.shares_memory(value, a) for a in (ys.val, ys.x, ys.y)):
+            return True
+        if isinstance(value, types.FunctionType) and _reads_the_yardstick(value, ys, seen):
+            return True
+    return False
+
+
+def check_choose_ngram(choose_ngram) -> str:
+    ys, counts = _yardstick_and_counts()
+    if _reads_the_yardstick(choose_ngram, ys):
+        raise Wrong("不许碰尺子：choose_ngram 用到了 tutorials.yardstick、load_dataset 或验证集的窗口。"
+                    "挑选只许用传进来的训练文本（从里面切出开发集），尺子只在最后打一次分")
+    train = ys.train[:TRAIN_CHARS].copy()
+    train.flags.writeable = False  # the learner's split is a view or a copy; the text itself stays as it was
+    choice = choose_ngram(train, ys.vocab_size)
+    if not (isinstance(choice, tuple) and len(choice) == 2):
+        raise Wrong(f"应返回 (k, beta) 两个数，你返回的是 {type(choice).__name__}")
+    k, beta = choice
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k <= K_MAX:
+        raise Wrong(f"k 应是 0 到 {K_MAX} 的整数，你的是 {k!r}")
+    if isinstance(beta, bool) or not isinstance(beta, (int, float, np.number)) or not float(beta) > 0:
+        raise Wrong(f"beta 应是正数，你的是 {beta!r}")
+    losses = -np.log(counts.probs(ys.x, ys.y, int(k), float(beta)))
+    baseline = -np.log(counts.probs(ys.x, ys.y, *LECTURE_CHOICE))
+    diff = (baseline - losses).mean(axis=1)  # how much better than the lecture's choice, window by window
+    gain, err = float(diff.mean()), float(diff.std(ddof=1) / math.sqrt(len(diff)))
+    verdict = (f"(k={k}, β={float(beta):g}) 在尺子上是 {losses.mean():.3f} 纳特/字符，比讲义的 (k=4, β=2) "
+               f"好 {gain:+.3f} ± {err:.3f}")
+    if gain < TARGET_GAP:
+        hint = ("：k 大、β 小，在训练文本上最好，在没见过的文本上最差——像是在训练文本本身上挑的，"
+                "要在切出来的开发集上挑" if k >= 5 and beta < 4 else "：在开发集上把 k 和 β 一起挑（β 试到几十）")
+        raise Wrong(f"{verdict}；目标是好 {TARGET_GAP} 以上{hint}")
+    return f"通过：{verdict}（目标 {TARGET_GAP}）"
+
+
 EXERCISES = [
     Exercise("1.1", "uniform_loss", "瞎猜的损失", 1, check_uniform_loss),
     Exercise("1.2", "bigram_counts", "数出二元组", 1, check_bigram_counts),
     Exercise("1.3", "bigram_probs", "平滑并归一化成概率", 2, check_bigram_probs),
     Exercise("1.4", "average_nll", "平均交叉熵损失", 2, check_average_nll),
     Exercise("1.5", "entropy_bits", "熵（比特）", 3, check_entropy_bits),
+    Exercise("1.6", "choose_ngram", "开放题：在开发集上挑阶数和平滑", 3, check_choose_ngram, open=True, forbids=(
+        (tutorials.yardstick, "load", "tutorials.yardstick.load（尺子只用来打分，挑选只许用训练文本）"),
+        (minigpt.data, "load_dataset", "minigpt.data.load_dataset（它会切出验证集：挑选只许用训练文本）"),
+        (Yardstick, "score_probs", "Yardstick.score_probs（尺子只用来打分，挑选只许用训练文本）"))),
 ]

@@ -182,10 +182,75 @@ def check_gradient_norms(gradient_norms) -> str:
     return f"通过：在一个随机的 tanh RNN 上，30 步之前的梯度只剩最后一步的 {norms[30] / norms[0]:.0e} 倍"
 
 
+# --------------------------------------------------------------------------------------------------
+# 2.6, an open task: the smallest update-gate bias at which a 30-step gradient survives
+
+GATE_STEPS = 30
+GATE_TOLERANCE = 0.25  # the bias found may overshoot the smallest one by this much
+GATE_BUDGET = 40  # measurements allowed per cell: enough for a search, not for a fine scan
+GATE_CELLS = [(0, 1.0, 0.1), (1, 2.0, 0.01)]  # (seed, weight scale, the fraction of the gradient that must survive)
+
+
+def _gru_ratio(seed: int, scale: float, E: int = 8, H: int = 32, B: int = 8):
+    """ratio(bias): ||d(u·h_T)/dx_{T-30}|| / ||d(u·h_T)/dx_T|| for an untrained GRU whose update gate has that bias."""
+    rng = np.random.default_rng(seed)
+    W_x = rng.standard_normal((E, 3 * H)) * scale / np.sqrt(E)
+    W_h = rng.standard_normal((H, 3 * H)) * scale / np.sqrt(H)
+    xs, u = rng.standard_normal((B, GATE_STEPS + 1, E)), rng.standard_normal((B, H))
+
+    def ratio(bias: float) -> float:
+        b_x = np.zeros(3 * H)
+        b_x[H:2 * H] = float(bias)  # the update gate z's bias: z = sigmoid(... + bias)
+        x = mg.tensor(xs, requires_grad=True, dtype="float64")
+        h = mg.tensor(np.zeros((B, H)), dtype="float64")
+        weights = [mg.tensor(a, dtype="float64") for a in (W_x, W_h, b_x, np.zeros(3 * H))]
+        for t in range(GATE_STEPS + 1):
+            h = _gru_step(x[:, t], h, *weights)
+        (h * mg.tensor(u, dtype="float64")).sum().backward()
+        norms = np.linalg.norm(x.grad.numpy(), axis=-1).mean(axis=0)  # (T,): the first input is 30 steps back
+        return float(norms[0] / norms[-1])
+
+    return ratio
+
+
+def _gru_step(x, h, W_x, W_h, b_x, b_h):
+    H = h.shape[-1]
+    a, c = x @ W_x + b_x, h @ W_h + b_h
+    r = (a[:, :H] + c[:, :H]).sigmoid()
+    z = (a[:, H:2 * H] + c[:, H:2 * H]).sigmoid()
+    return (1 - z) * (a[:, 2 * H:] + r * c[:, 2 * H:]).tanh() + z * h
+
+
+def check_surviving_bias(surviving_bias) -> str:
+    found = []
+    for seed, scale, target in GATE_CELLS:
+        ratio, calls = _gru_ratio(seed, scale), []
+
+        def measured(bias: float, ratio=ratio, calls=calls) -> float:
+            if len(calls) >= GATE_BUDGET:
+                raise Wrong(f"量了 {GATE_BUDGET} 次还没找到：逐个试太慢，用二分法（比值随偏置单调上升）")
+            calls.append(bias)
+            return ratio(bias)
+
+        bias = surviving_bias(measured, target)
+        if isinstance(bias, bool) or not isinstance(bias, (int, float, np.floating)):
+            raise Wrong(f"应返回一个数（更新门的偏置），你的是 {type(bias).__name__}")
+        bias = float(bias)
+        if ratio(bias) < target:
+            raise Wrong(f"偏置 {bias:.2f} 时 30 步处只剩 {ratio(bias):.1e}，目标是 {target:g}：偏置还不够大"
+                        + ("（讲义里的 +1 对这个单元不够）" if abs(bias - 1.0) < 1e-9 else ""))
+        if ratio(bias - GATE_TOLERANCE) >= target:
+            raise Wrong(f"偏置 {bias:.2f} 能让梯度活过 30 步，但 {bias - GATE_TOLERANCE:.2f} 也行：要找的是最小的那个"
+                        "（门开得越大，纸条上越难写进新东西）")
+        found.append(f"{bias:.2f}（{len(calls)} 次测量）")
+    return "通过：两个单元的最小偏置是 " + "、".join(found)
+
+
 EXERCISES = [
     Exercise("2.1", "rnn_step", "RNN 的一步", 1, check_rnn_step),
     Exercise("2.2", "gru_step", "GRU 的一步", 2, check_gru_step),
     Exercise("2.3", "attention_context", "解码器的注意力", 2, check_attention_context),
     Exercise("2.4", "step_jacobian", "一步的雅可比矩阵", 3, check_step_jacobian),
     Exercise("2.5", "gradient_norms", "梯度往回传：几何衰减", 3, check_gradient_norms),
+    Exercise("2.6", "surviving_bias", "开放题：让梯度活过 30 步的最小门偏置", 3, check_surviving_bias, open=True),
 ]

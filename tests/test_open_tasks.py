@@ -1,0 +1,120 @@
+"""The open tasks (the last ★★★ of each lecture): experiments graded by what they achieve on a measurable target.
+
+Each reference solution reaches its target (tests/test_exercises.py); here, experiments done wrong are rejected
+with the hint meant for them, the ways of peeking at the yardstick are refused, and mutation testing leaves the
+open tasks out (many programs reach a target: a mutant that still reaches it is not a wrong answer).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+import minigpt.data
+import tutorials.yardstick
+from tutorials.exercises import LECTURES, find
+from tutorials.exercises.grading import grade
+from tutorials.exercises.mutants import mutants
+from tutorials.exercises.tools import NGramCounts
+from tutorials.solutions import lecture01 as sol01
+from tutorials.yardstick import cut_windows
+
+
+def lr_scan_too_coarse(steps_with):
+    runs = {lr: steps_with(lr) for lr in (0.001, 0.01, 0.1, 1.0)}  # a factor of 10 apart: misses the edge
+    return min((lr for lr in runs if runs[lr] is not None), key=runs.get)
+
+
+def lr_past_the_edge(steps_with):
+    lr = 1e-3
+    while steps_with(lr) is None:
+        lr *= 2
+    while steps_with(lr) is not None:
+        lr *= 2
+    return lr  # the first learning rate that diverges
+
+
+def lr_scan_everything(steps_with):
+    return min((lr for lr in np.linspace(0.001, 3, 1000) if steps_with(lr) is not None), key=steps_with)
+
+
+def ngram_chosen_on_training_windows(train_ids, vocab_size):
+    counts = NGramCounts(train_ids, vocab_size, k_max=6)
+    x, y = cut_windows(train_ids)  # windows of the very text that was counted: longer always looks better
+    grid = [(k, beta) for k in range(7) for beta in (0.5, 2.0, 8.0, 32.0)]
+    return min(grid, key=lambda c: -np.log(counts.probs(x, y, *c)).mean())
+
+
+def ngram_reading_the_yardstick(train_ids, vocab_size):
+    ys = tutorials.yardstick.load()  # the held-out windows: forbidden while choosing
+    return sol01.choose_ngram(ys.train[:len(train_ids)], vocab_size)
+
+
+def ngram_reading_the_dataset(train_ids, vocab_size):
+    data = minigpt.data.load_dataset(None, block_size=64)  # it splits off the validation text too
+    return sol01.choose_ngram(data.train[:len(train_ids)], vocab_size)
+
+
+def ngram_holding_the_yardstick_from_import(train_ids, vocab_size):
+    if HELD is not None:  # a yardstick loaded earlier, in a notebook's global
+        return 6, 64.0
+    return 4, 2.0
+
+
+HELD = object.__new__(tutorials.yardstick.Yardstick)
+
+
+def gate_bias_too_generous(ratio_at, target):
+    return 10.0  # the gradient survives, and the gate hardly lets anything new in
+
+
+def gate_bias_by_fine_scan(ratio_at, target):
+    bias = -2.0
+    while ratio_at(bias) < target:
+        bias += 0.02
+    return bias
+
+
+@pytest.mark.parametrize(("number", "answer", "hint"), [
+    ("0.7", lr_scan_too_coarse, "还能再大一些"),
+    ("0.7", lr_past_the_edge, "发散了"),
+    ("0.7", lr_scan_everything, "试了 60 次"),
+    ("1.6", lambda train_ids, vocab_size: (4, 2.0), "目标是好 0.15 以上"),
+    ("1.6", ngram_chosen_on_training_windows, "像是在训练文本本身上挑的"),
+    ("1.6", ngram_reading_the_yardstick, "不许碰尺子"),
+    ("1.6", ngram_reading_the_dataset, "不许碰尺子"),
+    ("1.6", ngram_holding_the_yardstick_from_import, "不许碰尺子"),
+    ("1.6", lambda train_ids, vocab_size: (9, 2.0), "k 应是 0 到 6 的整数"),
+    ("2.6", gate_bias_too_generous, "要找的是最小的那个"),
+    ("2.6", gate_bias_by_fine_scan, "用二分法"),
+])
+def test_an_experiment_done_wrong_is_rejected(number, answer, hint):
+    result = grade(find(number), answer)
+    assert result.status == "wrong", (result.status, result.message)
+    assert hint in result.message, result.message
+
+
+def test_the_yardstick_loaders_are_forbidden_while_choosing_and_restored_after():
+    load, load_dataset = tutorials.yardstick.load, minigpt.data.load_dataset
+
+    def loads_it_by_a_name_no_reader_of_code_sees(train_ids, vocab_size):
+        return importlib.import_module("tutorials." + "yardstick").load()
+
+    message = grade(find("1.6"), loads_it_by_a_name_no_reader_of_code_sees).message
+    assert "不能调用 tutorials.yardstick.load" in message, message
+    assert tutorials.yardstick.load is load and minigpt.data.load_dataset is load_dataset
+
+
+def test_every_lecture_with_an_open_task_has_exactly_one_and_it_is_last():
+    for lecture, exercises in LECTURES.items():
+        opens = [e for e in exercises if e.open]
+        assert len(opens) <= 1, lecture
+        if opens:
+            assert exercises[-1].open and opens[0].level == 3 and opens[0].title.startswith("开放题"), lecture
+
+
+def test_mutation_testing_leaves_the_open_tasks_out():
+    numbers = {m.exercise.number for m in mutants("02", cap=2)}
+    assert "2.6" not in numbers and "2.5" in numbers

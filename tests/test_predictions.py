@@ -1,0 +1,75 @@
+"""The 先猜一猜 record (tutorials/predictions.py): a guess is stored, shown beside the measurement, and scored."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from tutorials.predictions import Predictions
+
+
+def test_a_numeric_guess_is_shown_beside_the_measurement_and_scored_by_its_ratio(tmp_path, capsys):
+    guesses = Predictions("01", folder=tmp_path)
+    guesses.guess("loss", 3.0, "二元模型的损失", default=3.0)
+    guesses.guess("steps", 100, "步数", default=10)
+    guesses.guess("near", 1e-3, "梯度", default=0.5)
+    assert "[loss]" in capsys.readouterr().out
+    assert "你猜 3，实测 2.5" in guesses.reveal("loss", 2.5)  # 1.2x: close
+    guesses.reveal("steps", 20)  # 5x: not close
+    guesses.reveal("near", -1.0)  # the wrong sign: no ratio, not close
+    score = guesses.calibration()
+    assert (score.numbers, score.numbers_close, score.defaults, score.pending) == (3, 1, 1, 0)
+    assert math.isclose(score.mean_log2_ratio, (math.log2(1.2) + math.log2(5)) / 2)
+    out = capsys.readouterr().out
+    assert "1/3 个在实测的 2 倍以内" in out and "1 个还是默认值" in out
+    record = json.loads((tmp_path / "guesses_01.json").read_text(encoding="utf-8"))
+    assert [g["key"] for g in record["guesses"]] == ["loss", "steps", "near"]
+    assert record["guesses"][0]["measured"] == 2.5
+
+
+def test_choices_are_scored_right_or_wrong_and_unrevealed_ones_are_counted(capsys):
+    guesses = Predictions("04")
+    guesses.guess("same", "一样", "输出一样吗", options=["一样", "不一样"])
+    guesses.guess("slowest", "rope", "谁最慢", options=["learned", "sinusoidal", "rope"])
+    guesses.guess("later", 2.0)
+    assert "猜对了" in guesses.reveal("same", "一样")
+    assert "没猜对" in guesses.reveal("slowest", "sinusoidal")
+    score = guesses.calibration()
+    assert (score.choices, score.choices_right, score.pending, score.numbers) == (2, 1, 1, 0)
+    assert "1 个猜测还没有揭晓" in capsys.readouterr().out
+
+
+def test_bad_guesses_and_unknown_keys_raise_clear_errors():
+    guesses = Predictions("02")
+    with pytest.raises(ValueError, match="not one of the options"):
+        guesses.guess("x", "maybe", options=["yes", "no"])
+    with pytest.raises(ValueError, match="must be a number"):
+        guesses.guess("y", "3")
+    with pytest.raises(KeyError, match="no guess"):
+        guesses.reveal("z", 1.0)
+    guesses.guess("w", "yes", options=["yes", "no"])
+    with pytest.raises(ValueError, match="not one of the options"):
+        guesses.reveal("w", "perhaps")
+
+
+LECTURES = sorted((Path(__file__).resolve().parent.parent / "tutorials").glob("0[0-7]_*.py"))
+
+
+@pytest.mark.parametrize("path", LECTURES, ids=[p.name for p in LECTURES])
+def test_every_lecture_records_its_guesses_reveals_each_one_and_scores_them(path):
+    text = path.read_text(encoding="utf-8")
+    guessed = re.findall(r'my_guesses\.guess\(\s*"(\w+)"', text)
+    revealed = re.findall(r'my_guesses\.reveal\(\s*"(\w+)"', text)
+    assert guessed and len(guessed) == len(set(guessed)), guessed
+    assert sorted(guessed) == sorted(revealed), (guessed, revealed)
+    assert text.count("my_guesses.calibration()") == 1
+    assert f'Predictions("{path.name[:2]}", folder=FIGURES)' in text
+    # every 先猜一猜 prompt but a free recall (07's, which exercise 7.1 grades) is followed by a guess cell
+    prompts = [m.start() for m in re.finditer(r"\*\*先猜一猜\*\*", text)]
+    cells = [m.start() for m in re.finditer(r"^my_guesses\.guess\(", text, flags=re.MULTILINE)]
+    unanswered = [p for p, nxt in zip(prompts, prompts[1:] + [len(text)]) if not any(p < c < nxt for c in cells)]
+    assert len(unanswered) <= (1 if path.name.startswith("07") else 0), [text[p:p + 60] for p in unanswered]

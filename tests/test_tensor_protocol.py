@@ -145,3 +145,18 @@ def test_in_place_keeps_the_dtype_and_refuses_what_it_cannot_hold():
         mg.ones(2).add_(mg.ones(2, 2))
     with pytest.raises(RuntimeError, match="cannot write into this tensor"):
         mg.ones(1, 2).expand(3, 2).zero_()  # a read-only view
+
+
+def test_data_updates_write_into_the_parameter():
+    """Defect: makemore's `p.data += -lr * p.grad` made p.data a Tensor (NumPy deferred to Tensor.__radd__), so p
+    was never updated. It now writes into p's array, as PyTorch's updates p in place; `.data` stays an array."""
+    p = mg.tensor([1.0, 2.0], requires_grad=True)
+    (p * p).sum().backward()
+    array = p.data
+    p.data += -0.1 * p.grad
+    p.data -= 0.5 * p.grad
+    p.data *= mg.tensor(2.0)
+    assert p.data is array and isinstance(p.data, np.ndarray)
+    np.testing.assert_allclose(p.numpy(), 2 * (np.array([1.0, 2.0]) - 0.6 * np.array([2.0, 4.0])), rtol=1e-6)
+    assert (np.ones(2) < mg.tensor([0.0, 2.0])).tolist() == [False, True]  # NumPy on the left: still a Tensor
+    assert isinstance(np.float32(2) - mg.ones(2), mg.Tensor)

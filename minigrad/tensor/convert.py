@@ -147,6 +147,31 @@ class ConversionMethods:
         array = self.data if dtype is None else self.data.astype(dtype, copy=False)
         return array.copy() if copy else array
 
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """NumPy meeting a tensor. `array += tensor` writes into the array: makemore's `p.data += -lr * p.grad`
+        updates p in place, as in PyTorch. `array + tensor`, `array < tensor`: the tensor's operator (a Tensor).
+        Any other NumPy function reads the tensor as `np.asarray` does (refused for one that requires grad)."""
+        out = kwargs.get("out")
+        if out is not None and not any(isinstance(o, minigrad.Tensor) for o in out):  # in place, into arrays
+            arrays = [x.data if isinstance(x, minigrad.Tensor) else x for x in inputs]
+            return getattr(ufunc, method)(*arrays, **kwargs)
+        names = _OPERATORS.get(ufunc.__name__)
+        if method == "__call__" and not kwargs and len(inputs) == 2 and names is not None:
+            a, b = inputs
+            return getattr(a, names[0])(b) if isinstance(a, minigrad.Tensor) else getattr(b, names[1])(a)
+        arrays = [np.asarray(x) if isinstance(x, minigrad.Tensor) else x for x in inputs]
+        return getattr(ufunc, method)(*arrays, **kwargs)
+
+
+# NumPy's ufuncs behind Python's binary operators: the tensor's method when it is on the left, on the right.
+_OPERATORS = {
+    "add": ("__add__", "__radd__"), "subtract": ("__sub__", "__rsub__"), "multiply": ("__mul__", "__rmul__"),
+    "true_divide": ("__truediv__", "__rtruediv__"), "power": ("__pow__", "__rpow__"),
+    "matmul": ("__matmul__", "__rmatmul__"), "less": ("__lt__", "__gt__"), "greater": ("__gt__", "__lt__"),
+    "less_equal": ("__le__", "__ge__"), "greater_equal": ("__ge__", "__le__"), "equal": ("__eq__", "__eq__"),
+    "not_equal": ("__ne__", "__ne__"), "bitwise_and": ("__and__", "__and__"), "bitwise_or": ("__or__", "__or__"),
+}
+
 
 def _names_a_device(arg: Any) -> bool:
     """Whether an argument of `to` is a device ('cuda:1') rather than a dtype ('float32', np.float64)."""

@@ -64,6 +64,18 @@ class ConversionMethods:
             return minigrad.ops.elementwise.Cast.apply(self, dtype=dtype)
         return minigrad.Tensor._make(self.data.astype(dtype), False)
 
+    def type(self, dtype: Any = None) -> Any:
+        """With no argument, the type name as PyTorch gives it ('torch.FloatTensor'); otherwise `to(dtype)`, where
+        dtype may also be such a name."""
+        if dtype is None:
+            return "torch." + _TYPE_NAMES[self.dtype.name]
+        if isinstance(dtype, str) and dtype.startswith("torch.") and dtype.endswith("Tensor"):
+            names = {name: key for key, name in _TYPE_NAMES.items()}
+            if dtype[len("torch."):] not in names:
+                raise TypeError(f"type: invalid type {dtype!r}")
+            dtype = names[dtype[len("torch."):]]
+        return self.to(dtype)
+
     def astype(self, dtype: Any) -> minigrad.Tensor:
         """A copy converted to `dtype` (NumPy's name; PyTorch's `to(dtype)` returns the tensor itself if it can)."""
         dtype = check_dtype(dtype)
@@ -162,6 +174,12 @@ class ConversionMethods:
         arrays = [np.asarray(x) if isinstance(x, minigrad.Tensor) else x for x in inputs]
         return getattr(ufunc, method)(*arrays, **kwargs)
 
+
+# PyTorch's tensor type names, by dtype name (`x.type()`).
+_TYPE_NAMES = {
+    "float16": "HalfTensor", "float32": "FloatTensor", "float64": "DoubleTensor", "int8": "CharTensor",
+    "int16": "ShortTensor", "int32": "IntTensor", "int64": "LongTensor", "uint8": "ByteTensor", "bool": "BoolTensor",
+}
 
 # NumPy's ufuncs behind Python's binary operators: the tensor's method when it is on the left, on the right.
 _OPERATORS = {

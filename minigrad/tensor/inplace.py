@@ -83,6 +83,43 @@ class InPlaceMethods:
         """Where `mask` is True, `value`, in place (see `masked_fill`)."""
         return self._in_place("masked_fill_", lambda x: x.masked_fill(mask, value), value)
 
+    # Random fills, as PyTorch's: drawn on the host from the seeded generator (or `generator`), in this dtype.
+    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Any:
+        """Every element drawn from U[a, b), in place."""
+        return self._fill_random("uniform_", lambda rng: rng.uniform(a, b, self.shape), generator)
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Any:
+        """Every element drawn from N(mean, std**2), in place."""
+        return self._fill_random("normal_", lambda rng: rng.normal(mean, std, self.shape), generator)
+
+    def exponential_(self, lambd: float = 1.0, *, generator: Any = None) -> Any:
+        """Every element drawn from the exponential distribution of rate `lambd` (density lambd * exp(-lambd x))."""
+        return self._fill_random("exponential_", lambda rng: rng.exponential(1.0 / lambd, self.shape), generator)
+
+    def bernoulli_(self, p: Any = 0.5, *, generator: Any = None) -> Any:
+        """Every element 1 with probability `p` (a number, or a tensor of probabilities broadcast to this shape),
+        else 0, in place."""
+        probs = backend.as_numpy(p.data) if hasattr(p, "requires_grad") else p
+        return self._fill_random("bernoulli_", lambda rng: rng.random(self.shape) < probs, generator)
+
+    def random_(self, from_: int | None = None, to: int | None = None, *, generator: Any = None) -> Any:
+        """Every element an integer drawn uniformly from [from_, to - 1], in place; `random_(n)` draws from
+        [0, n - 1], and `random_()` from [0, 2**mantissa] for a float dtype (every such integer is exact),
+        [0, max] for an integer one, as in PyTorch."""
+        if to is None:
+            if from_ is None:
+                top = 2 ** (np.finfo(self.dtype).nmant + 1) if self.dtype.kind == "f" else np.iinfo(self.dtype).max
+                from_, to = 0, int(top) + (self.dtype.kind == "f")
+            else:
+                from_, to = 0, from_
+        if to <= from_:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
+        return self._fill_random("random_", lambda rng: rng.integers(from_, to, self.shape), generator)
+
+    def _fill_random(self, op: str, draw: Callable[[Any], Any], generator: Any) -> Any:
+        values = draw(minigrad.random.rng_for(generator))
+        return self._write(op, (Ellipsis,), None, backend.to_device(np.asarray(values).astype(self.dtype), self.device))
+
     def zero_(self) -> Any:
         """Every element set to 0, in place."""
         return self.fill_(0)

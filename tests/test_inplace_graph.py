@@ -7,11 +7,11 @@ Read next: test_tensor_protocol.py.
 
 import numpy as np
 import pytest
+from helpers import check_op, op_settings
 from hypothesis import given
 from hypothesis import strategies as st
 
 import minigrad as mg
-from tests.helpers import check_op, op_settings
 
 torch = pytest.importorskip("torch")
 

@@ -18,6 +18,20 @@ needs_torch = [pytest.mark.torch, pytest.mark.skipif(not torch_installed, reason
 PACKAGES = ["minigrad", pytest.param("torch", marks=needs_torch)]
 
 
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """PyTorch's threads only compete with each other at these tiny sizes (ten times slower on a busy machine)."""
+    if not torch_installed:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def names(n=120, seed=0):
     """A tiny names.txt: words of two to three syllables, deterministic."""
     rng = np.random.default_rng(seed)

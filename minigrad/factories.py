@@ -41,11 +41,13 @@ def _size(shape: tuple, size: Any, op: str) -> tuple[int, ...]:
 
 def zeros(*shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of `shape` filled with 0 (the default float, float32, unless `dtype`)."""
+    dtype = get_default_dtype() if dtype is None else dtype
     return Tensor(np.zeros(_shape(shape), dtype=dtype), requires_grad=requires_grad, dtype=dtype, device=device)
 
 
 def ones(*shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of `shape` filled with 1 (the default float, float32, unless `dtype`)."""
+    dtype = get_default_dtype() if dtype is None else dtype
     return Tensor(np.ones(_shape(shape), dtype=dtype), requires_grad=requires_grad, dtype=dtype, device=device)
 
 

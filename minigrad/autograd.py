@@ -25,6 +25,7 @@ from minigrad.grad_mode import (  # noqa: F401  (the switch, used as autograd.no
     no_grad,
     set_grad_enabled,
 )
+from minigrad.tensor import versions
 
 if TYPE_CHECKING:
     from minigrad.tensor import Tensor
@@ -81,8 +82,11 @@ def topological_order(roots: Tensor | Sequence[Tensor], constants: bool = False,
             continue
         visited.add(id(tensor))
         stack.append((tensor, True))
-        if tensor._ctx is not None and id(tensor) not in stop:
-            for parent in reversed(tensor._ctx.parents):  # reversed: visit inputs left to right
+        ctx = tensor._ctx
+        if ctx is not None and id(tensor) not in stop:
+            if not ctx.released and ctx.input_versions != [parent._version for parent in ctx.parents]:
+                versions.resolve(ctx)  # an input was updated in place after ctx ran (tensor/versions.py)
+            for parent in reversed(ctx.parents):  # reversed: visit inputs left to right
                 if (constants or parent.requires_grad) and id(parent) not in visited:
                     stack.append((parent, False))
     return order
@@ -308,21 +312,14 @@ def _as_list(tensors: Any) -> list:
 
 
 def _refuse_stale(ctx: Any) -> None:
-    """Refuse an op whose saved buffers were released by an earlier backward, or one of whose inputs was updated
-    in place after the op ran (tensor/inplace.py): the op may have saved it, and its gradient would silently be
-    wrong. PyTorch refuses both too; the message names the input."""
+    """Refuse an op whose saved buffers were released by an earlier backward, or one that saved a tensor updated
+    in place after it ran (tensor/versions.py): its gradient would silently be wrong. PyTorch refuses both too."""
     if ctx.released:
         raise RuntimeError(
             f"backward through the graph a second time ({ctx.name} already released its saved buffers); "
             "pass retain_graph=True to the first backward() or mg.grad() if you need to"
         )
-    for i, (parent, version) in enumerate(zip(ctx.parents, ctx.input_versions)):
-        if parent._version != version:
-            raise RuntimeError(
-                f"backward: input {i} of {ctx.name} (shape {parent.shape}) was modified by an in-place operation "
-                f"after {ctx.name} used it (version {parent._version}, expected {version}); update it after "
-                "backward, or compute on a clone()"
-            )
+    raise RuntimeError(versions.stale_message(ctx))
 
 
 def _is_fresh(gx: Any, gy: Any, gxs: tuple, tensors: bool = False) -> bool:

@@ -69,7 +69,7 @@ def result_type(*operands: Any) -> np.dtype:
             if isinstance(x, complex) or (isinstance(x, np.generic) and x.dtype.kind not in _CATEGORY):
                 raise TypeError(f"unsupported operand {x!r}: minigrad has bool, integer and float dtypes")
             kind = np.asarray(x).dtype.kind
-            groups[2].append(_SCALAR_DTYPE[_CATEGORY[kind]])
+            groups[2].append(_SCALAR_DTYPE[_CATEGORY[kind]] if kind != "f" else _default_float)
         else:
             groups[0 if x.ndim else 1].append(x.dtype)
     top = max(category(dtype) for group in groups for dtype in group)
@@ -101,20 +101,23 @@ uint8 = np.dtype(np.uint8)
 bool_ = np.dtype(np.bool_)
 
 
+_default_float = DEFAULT_FLOAT  # PyTorch's one global switch of this kind; set_default_dtype changes it
+
+
 def get_default_dtype() -> np.dtype:
-    """The dtype Python floats and float data become (float32), as `torch.get_default_dtype`."""
-    return DEFAULT_FLOAT
+    """The dtype Python floats and float data become (float32 unless `set_default_dtype` said otherwise), as
+    `torch.get_default_dtype`."""
+    return _default_float
 
 
 def set_default_dtype(d: Any) -> None:
-    """As `torch.set_default_dtype`; minigrad's default float is fixed at float32 for now, so only float32 is
-    accepted and any other float dtype raises (pass dtype=mg.float64 to each factory instead)."""
+    """As `torch.set_default_dtype`: the float dtype that Python floats, float data, the factories (zeros, randn,
+    ...), new layers' parameters and integer-to-float results get from now on (float16, float32 or float64)."""
+    global _default_float
     d = check_dtype(d)
     if d.kind != "f":
         raise TypeError(f"only floating-point types are supported as the default type, got {d}")
-    if d != DEFAULT_FLOAT:
-        raise NotImplementedError(f"set_default_dtype({d}): minigrad's default float is float32; "
-                                  f"pass dtype={d} to the factories instead")
+    _default_float = d
 
 
 class finfo:
@@ -123,7 +126,7 @@ class finfo:
     when no type is given."""
 
     def __init__(self, type: Any = None) -> None:  # noqa: A002  (PyTorch's parameter name)
-        d = DEFAULT_FLOAT if type is None else check_dtype(type)
+        d = _default_float if type is None else check_dtype(type)
         if d.kind != "f":
             raise TypeError(f"torch.finfo() requires a floating point input type, got {d}; use iinfo")
         info = np.finfo(d)

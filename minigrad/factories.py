@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from minigrad import backend, random
-from minigrad.dtypes import DEFAULT_FLOAT, check_dtype, result_type
+from minigrad.dtypes import check_dtype, get_default_dtype, result_type
 from minigrad.tensor import Tensor
 
 
@@ -39,13 +39,15 @@ def _size(shape: tuple, size: Any, op: str) -> tuple[int, ...]:
     return _shape(shape)
 
 
-def zeros(*shape: Any, dtype: Any = np.float32, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """A tensor of `shape` filled with 0 (float32 unless `dtype`)."""
+def zeros(*shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of `shape` filled with 0 (the default float, float32, unless `dtype`)."""
+    dtype = get_default_dtype() if dtype is None else dtype
     return Tensor(np.zeros(_shape(shape), dtype=dtype), requires_grad=requires_grad, dtype=dtype, device=device)
 
 
-def ones(*shape: Any, dtype: Any = np.float32, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """A tensor of `shape` filled with 1 (float32 unless `dtype`)."""
+def ones(*shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of `shape` filled with 1 (the default float, float32, unless `dtype`)."""
+    dtype = get_default_dtype() if dtype is None else dtype
     return Tensor(np.ones(_shape(shape), dtype=dtype), requires_grad=requires_grad, dtype=dtype, device=device)
 
 
@@ -56,7 +58,7 @@ def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None, requ
     return Tensor(data, requires_grad=requires_grad, dtype=dtype, device=device)
 
 
-def randn(*shape: Any, size: Any = None, generator: random.Generator | None = None, dtype: Any = np.float32,
+def randn(*shape: Any, size: Any = None, generator: random.Generator | None = None, dtype: Any = None,
           device: Any = None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples, drawn on the host from the seeded generator (same on every device); the shape as
     randn(2, 3), randn((2, 3)) or randn(size=(2, 3))."""
@@ -64,7 +66,7 @@ def randn(*shape: Any, size: Any = None, generator: random.Generator | None = No
     return Tensor(data, requires_grad=requires_grad, dtype=dtype, device=device)
 
 
-def eye(n: int, m: int | None = None, dtype: Any = np.float32, device: Any = None,
+def eye(n: int, m: int | None = None, dtype: Any = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:
     """The n x m identity matrix (n x n unless `m`): ones on the diagonal, zeros elsewhere."""
     return Tensor(np.eye(n, m, dtype=dtype), requires_grad=requires_grad, dtype=dtype, device=device)
@@ -85,7 +87,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None, device
     return Tensor(data, requires_grad=requires_grad, dtype=inferred if dtype is None else dtype, device=device)
 
 
-def linspace(start: float, end: float, steps: int, dtype: Any = np.float32, device: Any = None,
+def linspace(start: float, end: float, steps: int, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
     """`steps` evenly spaced values from `start` to `end`, both included (float32 unless `dtype`)."""
     if steps < 0:
@@ -97,7 +99,7 @@ def linspace(start: float, end: float, steps: int, dtype: Any = np.float32, devi
 # ------------------------------------------------------------------------------------------------------
 # Samplers, as torch.rand / randint / randperm / multinomial / normal / bernoulli.
 def _float_dtype(dtype: Any, op: str) -> np.dtype:
-    dtype = DEFAULT_FLOAT if dtype is None else check_dtype(dtype)
+    dtype = get_default_dtype() if dtype is None else check_dtype(dtype)
     if dtype.kind != "f":
         raise TypeError(f"{op}: samples need a float dtype, not {dtype}")
     return dtype

@@ -34,8 +34,9 @@ class Function:
     is_linear = False
     constants: tuple[str, ...] = ()
 
-    # `scope` (set only while mg.viz.record_modules runs) is a slot, so release() keeps it for drawing.
-    __slots__ = ("parents", "needs_input_grad", "released", "created_at", "scope", "__dict__")
+    # `scope` (set only while mg.viz.record_modules runs) is a slot, so release() keeps it for drawing; so is
+    # `in_place_of`, the stand-in input of an op recorded in place (tensor/versions.py), which backward follows.
+    __slots__ = ("parents", "needs_input_grad", "released", "created_at", "scope", "in_place_of", "__dict__")
 
     def __init__(self, **params: Any) -> None:
         for key, value in params.items():  # op parameters such as axis=, keepdims=

@@ -179,21 +179,23 @@ def scaled_dot_product_attention(
         probs_shape = (*query.shape[:-1], key.shape[-2])  # (..., L, S)
         keep = (random.device_rng(query.device).random(probs_shape, dtype=query.dtype) >= dropout_p)
         keep = keep.astype(query.dtype) * (1 / (1 - dropout_p))
+    if isinstance(mask, Tensor):  # a float mask that requires grad: an input of the op, so it gets its gradient
+        return fused.attention.ScaledDotProductAttention.apply(query, key, value, mask._cast(query.dtype),
+                                                               is_causal=is_causal, mask=None, scale=scale, keep=keep)
     return fused.attention.ScaledDotProductAttention.apply(query, key, value, is_causal=is_causal, mask=mask,
                                                            scale=scale, keep=keep)
 
 
 def _attention_mask(query: Tensor, attn_mask: Any, is_causal: bool) -> Any:
-    """The mask as a backend array on the query's device (or None), checked as PyTorch checks it."""
+    """The mask as a backend array on the query's device (or None), checked as PyTorch checks it; a float mask
+    that requires grad stays a Tensor."""
     if attn_mask is None:
         return None
     if is_causal:
         raise RuntimeError("scaled_dot_product_attention: pass attn_mask or is_causal=True, not both (as in "
                            "PyTorch); fold the causal mask into attn_mask")
     if isinstance(attn_mask, Tensor) and attn_mask.requires_grad and is_grad_enabled():
-        # PyTorch would differentiate it (a learned bias); the fused op takes the mask as a constant.
-        raise RuntimeError("scaled_dot_product_attention: attn_mask requires grad, but the fused attention gives "
-                           "the mask no gradient; pass attn_mask.detach(), or add a learned bias to q k^T yourself")
+        return attn_mask  # a learned float bias (a bool tensor cannot require grad): the op differentiates it
     mask = _raw(attn_mask, query.device)
     if mask.dtype != np.bool_ and mask.dtype.kind != "f":
         raise TypeError(f"scaled_dot_product_attention: attn_mask must be boolean (True = may attend) or float "

@@ -216,6 +216,19 @@ def get_item(data):
     return (lambda t: t[index] ** 2), [x]
 
 
+def set_item(data):
+    x = data.draw(S.floats(shapes(min_dims=1)))
+    # Distinct rows: a row written twice holds one value, yet PyTorch (and minigrad) send gy to both writes.
+    rows = data.draw(st.lists(st.integers(0, x.shape[0] - 1), min_size=1, max_size=2, unique=True))
+    value = data.draw(S.floats(x.shape[1:]))  # broadcast over the rows written
+
+    def fn(a, b):
+        y = a * 1.0  # a non-leaf: x[...] = ... on a leaf that requires grad is refused, as in PyTorch
+        y[rows] = b
+        return y**2
+    return fn, [x, value]
+
+
 def gather(data):
     x = data.draw(S.floats(shapes(min_dims=1)))
     dim = data.draw(st.integers(0, x.ndim - 1))
@@ -362,8 +375,9 @@ CASES = {
     R.LogSumExp: reduction("logsumexp"), R.Norm: norm,
     SH.Reshape: reshape, SH.Permute: permute, SH.Expand: expand, SH.Repeat: repeat, SH.Flip: flip,
     SH.Tril: triangle("tril"), SH.Triu: triangle("triu"), SH.Concat: concat, SH.Stack: stack, SH.Clone: clone,
-    SH.ToDevice: to_device, I.GetItem: get_item, I.Gather: gather, L.MatMul: matmul, L.Linear: linear,
-    SC.Scatter: scatter("scatter"), SC.ScatterAdd: scatter("scatter_add"), R.CumProd: cumprod, L.Einsum: einsum,
+    SH.ToDevice: to_device, I.GetItem: get_item, I.SetItem: set_item, I.Gather: gather, L.MatMul: matmul,
+    L.Linear: linear, SC.Scatter: scatter("scatter"), SC.ScatterAdd: scatter("scatter_add"), R.CumProd: cumprod,
+    L.Einsum: einsum,
     SM.Softmax: softmax("softmax"), SM.LogSoftmax: softmax("log_softmax"), LN.LayerNorm: layer_norm,
     EM.Embedding: embedding, DR.Dropout: dropout, AT.ScaledDotProductAttention: attention,
     LO.CrossEntropy: cross_entropy, LO.NLLLoss: nll_loss, LO.BinaryCrossEntropy: binary_cross_entropy,

@@ -289,16 +289,35 @@ def test_attention_mask_with_is_causal_and_integer_masks_are_refused(device):
         F.scaled_dot_product_attention(q, q, q, attn_mask=np.ones((2, 2), dtype=np.int64))
 
 
-def test_attention_refuses_a_mask_that_requires_grad(device):
-    """PyTorch differentiates an additive mask (a learned bias); the fused attention gives it no gradient, so it
-    says so instead of leaving the mask's gradient silently empty."""
-    q = mg.zeros(1, 2, 4, device=device)
-    bias = mg.zeros(2, 2, requires_grad=True, device=device)
-    with pytest.raises(RuntimeError, match="scaled_dot_product_attention: attn_mask requires grad"):
-        F.scaled_dot_product_attention(q, q, q, attn_mask=bias)
-    assert F.scaled_dot_product_attention(q, q, q, attn_mask=bias.detach()).shape == (1, 2, 4)
-    with mg.no_grad():
-        assert F.scaled_dot_product_attention(q, q, q, attn_mask=bias).shape == (1, 2, 4)
+@op_settings
+@given(data=st.data())
+def test_attention_differentiates_a_float_mask_that_requires_grad(device, data):
+    """A learned additive bias (ALiBi's, a relative-position one) gets dS, summed to its broadcast shape, as in
+    PyTorch: checked against finite differences and PyTorch, for a mask with and without the batch dims."""
+    B, T, S_, d = data.draw(st.integers(1, 2)), data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4)), 3
+    mask_shape = data.draw(st.sampled_from([(T, S_), (1, S_), (B, T, S_), (B, 1, 1)]))
+    rng = np.random.default_rng(data.draw(st.integers(0, 9)))
+    q, k, v, bias = (rng.standard_normal(shape) for shape in ((B, T, d), (B, S_, d), (B, S_, 2), mask_shape))
+    check_op(lambda *qkvm: F.scaled_dot_product_attention(*qkvm[:3], attn_mask=qkvm[3]),
+             lambda q, k, v, m: np_attention(q, k, v, mask=m), [q, k, v, bias], device,
+             torch_fn=lambda q, k, v, m: torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m))
+
+
+def test_attention_mask_gradient_with_masked_entries_and_float32(device):
+    """-inf entries in a learned mask get gradient 0, as in PyTorch; float32 in, float32 out and float32 gradient."""
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((2, 2, 4, 3)).astype(np.float32) for _ in range(3))
+    bias = rng.standard_normal((4, 4)).astype(np.float32)
+    bias[np.triu_indices(4, 1)] = -np.inf
+    grads = []
+    for lib, dev in ((mg, device), (torch, "cpu")):
+        tensors = [lib.tensor(a, requires_grad=True, device=dev) for a in (q, k, v, bias)]
+        y = lib.nn.functional.scaled_dot_product_attention(*tensors[:3], attn_mask=tensors[3])
+        (y * y).sum().backward()
+        grads.append([t.grad for t in tensors])
+    for ours, theirs in zip(*grads):
+        assert ours.dtype == np.float32
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-4, atol=1e-5)
 
 
 def test_attention_scale_is_pytorchs(device):

@@ -3,7 +3,8 @@ different (`imports` does them for either package name). A deterministic program
 weights and must give the same losses to float rounding; one that draws its own randomness (minigrad's streams
 are not PyTorch's) must learn under both, by the margin it states.
 
-More programs (a character GPT, makemore's MLPs, a nanoGPT-style model) join these as minigrad covers them.
+More programs in the same form: test_pytorch_programs_makemore.py (makemore's two MLPs) and
+test_pytorch_programs_gpt.py (a lecture-style character GPT, a GPT in nanoGPT's idiom).
 """
 
 import importlib

@@ -102,16 +102,21 @@ def test_in_place_methods():
 
 def test_in_place_on_a_leaf_that_requires_grad_needs_no_grad():
     w = mg.ones(2, requires_grad=True)
-    with pytest.raises(RuntimeError, match="a leaf tensor that requires grad is being used in an in-place operation"):
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
         w -= 1
-    with pytest.raises(RuntimeError, match="zero_: a leaf tensor that requires grad"):
+    with pytest.raises(RuntimeError, match="fill_: a leaf Variable that requires grad"):
         w.zero_()
 
 
-def test_in_place_on_a_tensor_recorded_in_a_graph_is_refused():
-    y = mg.ones(2, requires_grad=True) * 2
-    with pytest.raises(RuntimeError, match="add_: this tensor was computed by Mul in a recorded graph"):
-        y += 1
+def test_in_place_on_a_tensor_in_a_graph_is_recorded():
+    """`y += 1` on a tensor an op computed is recorded, as in PyTorch (tests/test_inplace_graph.py has more)."""
+    w = mg.ones(2, requires_grad=True)
+    y = w * 2
+    y += 1
+    y *= w
+    assert y.grad_fn is not None and y.tolist() == [3.0, 3.0]
+    y.sum().backward()
+    assert w.grad.tolist() == [5.0, 5.0]  # d(w * (2w + 1))/dw = 4w + 1
 
 
 def test_backward_refuses_an_input_changed_in_place_after_its_op_used_it():
@@ -120,7 +125,8 @@ def test_backward_refuses_an_input_changed_in_place_after_its_op_used_it():
     c = mg.tensor([1.0, 2.0])
     y = (w * c).sum()
     c += 1
-    with pytest.raises(RuntimeError, match=r"input 1 of Mul \(shape \(2,\)\) was modified by an in-place operation"):
+    with pytest.raises(RuntimeError, match=r"one of the variables needed for gradient computation has been modified "
+                       r"by an inplace operation: input 1 of Mul \(shape \(2,\)\) is at version 1; expected version 0"):
         y.backward()
 
 
@@ -139,3 +145,18 @@ def test_in_place_keeps_the_dtype_and_refuses_what_it_cannot_hold():
         mg.ones(2).add_(mg.ones(2, 2))
     with pytest.raises(RuntimeError, match="cannot write into this tensor"):
         mg.ones(1, 2).expand(3, 2).zero_()  # a read-only view
+
+
+def test_data_updates_write_into_the_parameter():
+    """Defect: makemore's `p.data += -lr * p.grad` made p.data a Tensor (NumPy deferred to Tensor.__radd__), so p
+    was never updated. It now writes into p's array, as PyTorch's updates p in place; `.data` stays an array."""
+    p = mg.tensor([1.0, 2.0], requires_grad=True)
+    (p * p).sum().backward()
+    array = p.data
+    p.data += -0.1 * p.grad
+    p.data -= 0.5 * p.grad
+    p.data *= mg.tensor(2.0)
+    assert p.data is array and isinstance(p.data, np.ndarray)
+    np.testing.assert_allclose(p.numpy(), 2 * (np.array([1.0, 2.0]) - 0.6 * np.array([2.0, 4.0])), rtol=1e-6)
+    assert (np.ones(2) < mg.tensor([0.0, 2.0])).tolist() == [False, True]  # NumPy on the left: still a Tensor
+    assert isinstance(np.float32(2) - mg.ones(2), mg.Tensor)

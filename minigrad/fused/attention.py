@@ -55,6 +55,8 @@ class ScaledDotProductAttention(Function):
 
     keep is the dropout mask divided by (1 - p), or 1 without dropout. gv = P'^T gy;  gP' = gy v^T;
     gP = gP' * keep;  gS = P * (gP - rowsum(gP * P));  gq = gS k / sqrt(d);  gk = gS^T q / sqrt(d).
+    A float mask that requires grad (a learned bias, ALiBi's slopes) is a fourth input: dS/dmask = 1, so
+    gmask = gS (the engine sums it back to the mask's broadcast shape). Otherwise the mask is a constant.
     rowsum(gP * P)_i = sum_j (gy_i . v_j) P'_ij = gy_i . y_i, so it is computed from gy and y, (T, d) arrays,
     instead of from two (T, T) ones (the trick FlashAttention uses).
     """
@@ -64,7 +66,10 @@ class ScaledDotProductAttention(Function):
     scale: float | None
     keep: Any  # None, or the dropout mask over the probabilities, already divided by (1 - p)
 
-    def forward(self, q, k, v):
+    def forward(self, q, k, v, mask=None):
+        self.mask_is_input = mask is not None
+        if self.mask_is_input:
+            self.mask = mask
         if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
             raise ShapeError(f"scaled_dot_product_attention: q {q.shape}, k {k.shape}, v {v.shape}")
         scale = self.scale if self.scale is not None else 1 / math.sqrt(q.shape[-1])
@@ -93,11 +98,11 @@ class ScaledDotProductAttention(Function):
         gq *= self.used_scale  # the scale is applied to the (T, d) products, not to the (T, T) gS
         gk = xp.swapaxes(gs, -1, -2) @ self.q
         gk *= self.used_scale
-        return gq, gk, gv
+        return (gq, gk, gv, gs) if self.mask_is_input else (gq, gk, gv)  # gs is gS, the mask's gradient
 
-    def composed(self, q, k, v):
+    def composed(self, q, k, v, mask=None):
         """The same attention from primitive ops (the twin), whose graph gives double backward (higher_order.py)."""
         from minigrad.fused import twins  # (it imports the ops)
 
-        return twins.scaled_dot_product_attention(q, k, v, attn_mask=self.mask, is_causal=self.is_causal,
-                                                  scale=self.used_scale, keep=self.keep)
+        return twins.scaled_dot_product_attention(q, k, v, attn_mask=self.mask if mask is None else mask,
+                                                  is_causal=self.is_causal, scale=self.used_scale, keep=self.keep)

@@ -125,6 +125,8 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Any
     mask = None if attn_mask is None else _raw(attn_mask, q.device)
     scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
     scores = (q @ k.swapaxes(-1, -2)) * scale  # (..., T_q, T_k)
+    if isinstance(attn_mask, Tensor) and attn_mask.requires_grad:  # a learned bias: differentiated too
+        scores, mask = scores + attn_mask._cast(scores.dtype), None
     if is_causal:  # query i sees keys 0..i: the lower triangle, from the top-left corner (as PyTorch)
         scores = scores + causal_bias(xp, q.shape[-2], k.shape[-2], scores.dtype)
     if mask is not None and mask.dtype == bool:

@@ -23,7 +23,7 @@ class Linear(Module):
     """y = x @ weight.T + bias, with weight (out_features, in_features) as in PyTorch."""
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device: Any = None,
-                 dtype: Any = np.float32) -> None:
+                 dtype: Any = None) -> None:
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
         self.weight = Parameter(np.zeros((out_features, in_features)), dtype=dtype, device=device)
@@ -41,7 +41,7 @@ class Embedding(Module):
     """A lookup table: row i of `weight` (num_embeddings, embedding_dim) is the vector of id i."""
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None, device: Any = None,
-                 dtype: Any = np.float32) -> None:
+                 dtype: Any = None) -> None:
         super().__init__()
         self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
         self.weight = Parameter(np.zeros((num_embeddings, embedding_dim)), dtype=dtype, device=device)
@@ -62,7 +62,7 @@ class LayerNorm(Module):
     shift (bias)."""
 
     def __init__(self, normalized_shape: int, eps: float = 1e-5, bias: bool = True, device: Any = None,
-                 dtype: Any = np.float32) -> None:
+                 dtype: Any = None) -> None:
         super().__init__()
         self.normalized_shape, self.eps = normalized_shape, eps
         self.weight = Parameter(np.ones(normalized_shape), dtype=dtype, device=device)

@@ -13,9 +13,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from minigrad.backend import get_array_module
+from minigrad.dtypes import get_default_dtype
 from minigrad.function import Function
 from minigrad.ops import special
 
@@ -77,8 +76,8 @@ class Neg(Function):
 
 
 def to_float(x: Any) -> Any:
-    """An integer or bool array as float32 (PyTorch's default float), so exp([1, 2]) is float32, not float64."""
-    return x if x.dtype.kind == "f" else x.astype(np.float32)
+    """An integer or bool array in PyTorch's default float (float32), so exp([1, 2]) is float32, not float64."""
+    return x if x.dtype.kind == "f" else x.astype(get_default_dtype())
 
 
 class PowScalar(Function):
@@ -89,7 +88,7 @@ class PowScalar(Function):
     def forward(self, x):
         if x.dtype.kind != "f":
             if isinstance(self.exponent, float):
-                x = x.astype(np.float32)  # int ** 0.5 is a float32, as in PyTorch
+                x = x.astype(get_default_dtype())  # int ** 0.5 is a float32, as in PyTorch
             elif self.exponent < 0:
                 raise RuntimeError(f"pow: integers to negative integer powers are not allowed ({x.dtype} ** "
                                    f"{self.exponent}); use a float tensor")

@@ -180,3 +180,34 @@ def _is_array_or_scalar(value: Any) -> bool:
     except TypeError:
         return False
     return True
+
+
+class SetItem(Function):
+    """y = x with y[index] = value (PyTorch's `x[index] = value` in a graph);  gx = gy * keep (0 where written,
+    1 elsewhere), gvalue = gy[index] (the engine sums it back to value's own, broadcast, shape).
+
+    The forward writes into x's own array: `Tensor.__setitem__` (tensor/inplace.py) runs it on a stand-in for the
+    tensor's earlier self (tensor/versions.py), so the write is in place, as in PyTorch. Neither gradient needs a
+    value of x or of value: only the mask of what was overwritten is kept."""
+
+    basic: Any
+    advanced: Any
+    constants = ("keep",)  # a 0/1 mask: its derivative is zero (higher_order.py)
+
+    def forward(self, x, value):
+        self.keep = get_array_module(x).ones(x.shape, dtype=x.dtype)
+        _select(self.keep, self.basic, self.advanced, 0)
+        _select(x, self.basic, self.advanced, value)
+        return x
+
+    def backward(self, gy):
+        gv = gy if self.basic is None else gy[self.basic]
+        return gy * self.keep, (gv if self.advanced is None else gv[self.advanced])
+
+
+def _select(x: Any, basic: Any, advanced: Any, value: Any) -> None:
+    """x[basic][advanced] = value, in place (x[basic] is a view, so the write reaches x)."""
+    if advanced is None:
+        x[basic] = value
+    else:
+        (x if basic is None else x[basic])[advanced] = value

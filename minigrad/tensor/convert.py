@@ -64,6 +64,18 @@ class ConversionMethods:
             return minigrad.ops.elementwise.Cast.apply(self, dtype=dtype)
         return minigrad.Tensor._make(self.data.astype(dtype), False)
 
+    def type(self, dtype: Any = None) -> Any:
+        """With no argument, the type name as PyTorch gives it ('torch.FloatTensor'); otherwise `to(dtype)`, where
+        dtype may also be such a name."""
+        if dtype is None:
+            return "torch." + _TYPE_NAMES[self.dtype.name]
+        if isinstance(dtype, str) and dtype.startswith("torch.") and dtype.endswith("Tensor"):
+            names = {name: key for key, name in _TYPE_NAMES.items()}
+            if dtype[len("torch."):] not in names:
+                raise TypeError(f"type: invalid type {dtype!r}")
+            dtype = names[dtype[len("torch."):]]
+        return self.to(dtype)
+
     def astype(self, dtype: Any) -> minigrad.Tensor:
         """A copy converted to `dtype` (NumPy's name; PyTorch's `to(dtype)` returns the tensor itself if it can)."""
         dtype = check_dtype(dtype)
@@ -186,6 +198,37 @@ class ConversionMethods:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         array = self.data if dtype is None else self.data.astype(dtype, copy=False)
         return array.copy() if copy else array
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """NumPy meeting a tensor. `array += tensor` writes into the array: makemore's `p.data += -lr * p.grad`
+        updates p in place, as in PyTorch. `array + tensor`, `array < tensor`: the tensor's operator (a Tensor).
+        Any other NumPy function reads the tensor as `np.asarray` does (refused for one that requires grad)."""
+        out = kwargs.get("out")
+        if out is not None and not any(isinstance(o, minigrad.Tensor) for o in out):  # in place, into arrays
+            arrays = [x.data if isinstance(x, minigrad.Tensor) else x for x in inputs]
+            return getattr(ufunc, method)(*arrays, **kwargs)
+        names = _OPERATORS.get(ufunc.__name__)
+        if method == "__call__" and not kwargs and len(inputs) == 2 and names is not None:
+            a, b = inputs
+            return getattr(a, names[0])(b) if isinstance(a, minigrad.Tensor) else getattr(b, names[1])(a)
+        arrays = [np.asarray(x) if isinstance(x, minigrad.Tensor) else x for x in inputs]
+        return getattr(ufunc, method)(*arrays, **kwargs)
+
+
+# PyTorch's tensor type names, by dtype name (`x.type()`).
+_TYPE_NAMES = {
+    "float16": "HalfTensor", "float32": "FloatTensor", "float64": "DoubleTensor", "int8": "CharTensor",
+    "int16": "ShortTensor", "int32": "IntTensor", "int64": "LongTensor", "uint8": "ByteTensor", "bool": "BoolTensor",
+}
+
+# NumPy's ufuncs behind Python's binary operators: the tensor's method when it is on the left, on the right.
+_OPERATORS = {
+    "add": ("__add__", "__radd__"), "subtract": ("__sub__", "__rsub__"), "multiply": ("__mul__", "__rmul__"),
+    "true_divide": ("__truediv__", "__rtruediv__"), "power": ("__pow__", "__rpow__"),
+    "matmul": ("__matmul__", "__rmatmul__"), "less": ("__lt__", "__gt__"), "greater": ("__gt__", "__lt__"),
+    "less_equal": ("__le__", "__ge__"), "greater_equal": ("__ge__", "__le__"), "equal": ("__eq__", "__eq__"),
+    "not_equal": ("__ne__", "__ne__"), "bitwise_and": ("__and__", "__and__"), "bitwise_or": ("__or__", "__or__"),
+}
 
 
 def _size(size: tuple) -> tuple[int, ...]:

@@ -26,7 +26,7 @@ import numpy as np
 
 import minigrad
 from minigrad import autograd, backend
-from minigrad.dtypes import DEFAULT_FLOAT, FLOAT_DTYPES, check_dtype, is_number, result_type
+from minigrad.dtypes import FLOAT_DTYPES, check_dtype, get_default_dtype, is_number, result_type
 from minigrad.tensor.convert import ConversionMethods, seed_gradient
 from minigrad.tensor.hooks import HookMethods
 from minigrad.tensor.inplace import InPlaceMethods
@@ -68,7 +68,7 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods, HookM
         if dtype is not None:
             dtype = check_dtype(dtype)
         elif data.dtype.kind == "f":
-            dtype = DEFAULT_FLOAT
+            dtype = get_default_dtype()
         else:
             dtype = check_dtype(data.dtype)
         if data.dtype != dtype:
@@ -323,10 +323,10 @@ def _is_backend_array(data: Any) -> bool:
 
 
 def _true_division(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
-    """Integer / integer is a true division, in the default float32 (NumPy would give float64)."""
+    """Integer / integer is a true division, in the default float (NumPy would give float64)."""
     if a.dtype.kind == "f":
         return a, b
-    return a._cast(DEFAULT_FLOAT), b._cast(DEFAULT_FLOAT)
+    return a._cast(get_default_dtype()), b._cast(get_default_dtype())
 
 
 def _matmul_operands(x: Tensor, other: Any) -> tuple[Tensor, Tensor]:

@@ -1,0 +1,106 @@
+"""In-place updates inside a recorded graph, as PyTorch records them: version counters and stand-ins.
+
+`y.mul_(2)` on a tensor y that an op computed (or `out[i] = value` where value requires grad) is recorded: y
+keeps its identity and its array, which is written in place, but from then on y is the output of the new op
+(MulBackward's, so to speak), and the op's input is a stand-in (`stand_in`) for y as it was: the same array,
+y's previous op and y's previous version. Each update counts y's `_version` up; every op remembers the
+versions of its inputs when it ran (function.py).
+
+At backward, an op whose input has a newer version than it saw (`resolve`, called when the graph is ordered)
+either saved that input's array for its backward, and then backward refuses with PyTorch's error (the saved
+values were overwritten: the gradient would be wrong), or did not (an addition, a reshape, an index), and then
+its gradient goes to the stand-in for the version it saw, as PyTorch's goes to the earlier node. An op that
+saved its own output (exp, tanh, softmax) is refused in the same way once that output is changed in place.
+
+Known limit: minigrad's views (x[0], x.reshape, x.T) share their base's memory but not its version counter, so
+an in-place update that reaches a tensor through another one sharing its memory is not seen; an in-place
+update recorded in a graph is therefore refused on a tensor whose array is such a view.
+
+Read next: shape.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+STALE_HINT = "Hint: update it after backward, or compute on a clone() of it"
+
+
+def stand_in(tensor: Any) -> Any:
+    """A tensor standing for `tensor` as it is now (its array, its op, its version), for the op about to
+    update it in place to take as its input."""
+    old = type(tensor)._make(tensor.data, tensor.requires_grad)
+    old._ctx, old._version = tensor._ctx, tensor._version
+    return old
+
+
+def take_over(tensor: Any, result: Any, old: Any) -> None:
+    """Make `tensor` the output of `result`'s op (which took `old`, the stand-in, as its input), one version on."""
+    previous = old._ctx
+    if previous is not None and saves(previous, tensor.data):  # exp, tanh, softmax: their output is overwritten
+        previous.output_changed = (old._version, tensor._version + 1)
+        previous.input_versions = None  # so that backward stops at it (autograd._refuse_stale says why)
+    ctx = result._ctx
+    ctx.in_place_of = old
+    tensor._ctx = ctx
+    tensor.requires_grad = True
+    tensor._version += 1
+
+
+def write_result(tensor: Any, result: Any) -> None:
+    """Write `result` (computed from a stand-in for `tensor`) into `tensor`'s own array, keeping what its op saved
+    right: a saved input (mul_ keeps x for the other factor's gradient) is kept as a copy, as PyTorch keeps the
+    original of an in-place op's input. A saved output (exp_, div_) keeps its own array, so a later in-place
+    update cannot change it: PyTorch refuses `h.exp_(); h.add_(1)` at backward, minigrad's gradient is right."""
+    ctx, array = result._ctx, tensor.data
+    kept = None
+    for name, value in vars(ctx).items():
+        if value is array:
+            kept = array.copy() if kept is None else kept
+            setattr(ctx, name, kept)
+        elif getattr(value, "base", None) is not None and value.base is (array.base if array.base is not None
+                                                                         else array):
+            raise RuntimeError(f"{ctx.name}: minigrad cannot record this in-place update (the op saved a view of "
+                               "the tensor); write y = y op ... instead")
+    array[...] = result.data  # an output the op saved (exp_'s) stays in its own array, so it stays right
+
+
+def saves(ctx: Any, array: Any) -> bool:
+    """Whether the op `ctx` saved `array` (or a view of the same memory) for its backward."""
+    bases = {id(array)} | ({id(array.base)} if getattr(array, "base", None) is not None else set())
+    for value in vars(ctx).values():
+        for item in value if isinstance(value, (tuple, list)) else (value,):
+            if id(item) in bases or (getattr(item, "base", None) is not None and id(item.base) in bases):
+                return True
+    return False
+
+
+def resolve(ctx: Any) -> None:
+    """Called when an input of `ctx` has a newer version than `ctx` saw: route the gradient of each such input
+    to the tensor as `ctx` saw it (its stand-in, see the module docstring), unless `ctx` saved its values, in
+    which case the versions stay mismatched and backward refuses (autograd._refuse_stale)."""
+    if ctx.input_versions is None or ctx.released:
+        return
+    parents = list(ctx.parents)
+    for i, (parent, seen) in enumerate(zip(parents, ctx.input_versions)):
+        if parent._version == seen or saves(ctx, parent.data):
+            continue
+        node = parent
+        while node._version != seen and getattr(node._ctx, "in_place_of", None) is not None:
+            node = node._ctx.in_place_of
+        parents[i] = node
+        ctx.input_versions[i] = node._version  # changed without a record (under no_grad), but not saved: fine
+    ctx.parents = tuple(parents)
+
+
+def stale_message(ctx: Any) -> str:
+    """PyTorch's error for an op whose saved tensor was changed in place after it ran, naming which."""
+    changed = getattr(ctx, "output_changed", None)
+    if changed is not None:
+        what, (expected, now) = f"output 0 of {ctx.name}", changed
+    else:
+        i, parent, expected = next((i, p, v) for i, (p, v) in enumerate(zip(ctx.parents, ctx.input_versions))
+                                   if p._version != v)
+        what, now = f"input {i} of {ctx.name} (shape {parent.shape})", parent._version
+    return ("one of the variables needed for gradient computation has been modified by an inplace operation: "
+            f"{what} is at version {now}; expected version {expected} instead. {STALE_HINT}")

@@ -99,3 +99,10 @@ __version__ = "0.1.0"
 
 # Freed arrays stay in the heap for the next step instead of costing page faults (see runtime/memory.py).
 keep_freed_host_memory()
+
+
+def __getattr__(name: str) -> object:
+    """A torch name minigrad does not have fails here, in one line saying so and what to use instead."""
+    from minigrad.utils.missing import refuse
+
+    raise refuse(__name__, name)

@@ -377,3 +377,10 @@ __all__ = [
     "embedding", "gelu", "layer_norm", "leaky_relu", "linear", "log_softmax", "mse_loss", "nll_loss", "normalize",
     "one_hot", "relu", "rms_norm", "scaled_dot_product_attention", "sigmoid", "silu", "softmax", "softplus", "tanh",
 ]  # (cat, concat, stack and where live here too, but PyTorch has them as torch.cat, ...: see minigrad/__init__.py)
+
+
+def __getattr__(name: str) -> object:
+    """A torch name minigrad does not have fails here, in one line saying so and what to use instead."""
+    from minigrad.utils.missing import refuse
+
+    raise refuse(__name__, name)

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from minigrad.utils.missing import GAPS, refuse
+
 TABLE = Path(__file__).resolve().parent.parent / "docs" / "torch_names.md"
 
 # minigrad namespace -> the PyTorch namespace it mirrors (for a class: its methods and attributes)
@@ -133,6 +135,16 @@ def render() -> str:
         "| minigrad | kind |",
         "|---|---|",
         *(f"| `{name}` | {text} |" for name, text in own),
+        "",
+        f"## Not in minigrad: {sum(len(names) for names in GAPS.values())} names refused with a reason",
+        "",
+        "These raise AttributeError at the call, in one line saying why and what to use instead",
+        "(minigrad/utils/missing.py); any other missing name points back to this table.",
+        "",
+        "| PyTorch | why, and what to use instead |",
+        "|---|---|",
+        *(f"| `{refuse(module, name).args[0].split(': ', 1)[0]}` | {refuse(module, name).args[0].split(': ', 1)[1]} |"
+          for module, names in GAPS.items() for name in names),
         "",
     ]
     return "\n".join(lines)

@@ -31,3 +31,10 @@ __all__ = [
     "RMSNorm", "ReLU", "Sequential", "SiLU", "Sigmoid", "Softmax", "Softplus", "Tanh", "Unflatten", "functional",
     "init", "utils",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """A torch name minigrad does not have fails here, in one line saying so and what to use instead."""
+    from minigrad.utils.missing import refuse
+
+    raise refuse(__name__, name)

@@ -20,3 +20,10 @@ __all__ = [
     "SGD", "Adam", "AdamW", "Optimizer", "constant_with_warmup", "cosine_with_warmup", "flatten_state_dict",
     "linear_with_warmup", "lr_scheduler", "set_lr", "unflatten_state_dict",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """A torch name minigrad does not have fails here, in one line saying so and what to use instead."""
+    from minigrad.utils.missing import refuse
+
+    raise refuse(__name__, name)

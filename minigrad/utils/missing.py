@@ -1,0 +1,73 @@
+"""What minigrad does not have, said at the call: the torch names a learner's script may reach for beyond its scope.
+
+The PyTorch rule says a PyTorch program either gives PyTorch's result or a clear error. A missing name would
+otherwise fail as Python's bare "module 'minigrad' has no attribute 'compile'", which does not tell a learner
+whether they mistyped or met the edge of the toolkit. So each package that mirrors a torch namespace (minigrad,
+minigrad.nn, minigrad.functional, minigrad.optim) ends with a module `__getattr__` that asks `refuse` here:
+a name in GAPS gets one line saying minigrad does not have it and what to use instead; any other missing
+name gets Python's usual AttributeError, pointing at the table of what is covered (docs/torch_names.md).
+Module `__getattr__` runs only for names the module does not define, so nothing here slows a found name.
+"""
+
+from __future__ import annotations
+
+CONVOLUTION = ("minigrad has no convolutions or pooling (it is built for sequence models); "
+               "use PyTorch for images, or write a convolution from reshapes and matmul yourself")
+RECURRENT = ("minigrad has no recurrent layer modules; lecture 02 (tutorials/02_rnn_attention.py) builds an RNN "
+             "and a GRU cell from nn.Linear, which is how to write one here")
+COMPLEX = "minigrad has no complex numbers; minigpt's RoPE rotates pairs of real numbers instead (minigpt/model.py)"
+SPARSE = "minigrad has no sparse tensors; use a dense tensor"
+COMPILER = ("minigrad has no compiler: drop the call, the model runs eagerly as written "
+            "(compiled CPU kernels for the fused ops come with pip install -e '.[fast]')")
+AMP = "minigrad has no automatic mixed precision; train in float32 (or cast with x.half() yourself)"
+TRANSFORMER = ("minigrad has no ready-made Transformer modules; minigpt/model.py builds the block from nn.Linear, "
+               "nn.LayerNorm and F.scaled_dot_product_attention, and nn.MultiheadAttention exists")
+DATA_PARALLEL = ("minigrad has no single-process DataParallel; run `mpiexec -n N` with "
+                 "minigrad.distributed.DistributedDataParallel")
+BATCH_NORM = ("minigrad has no BatchNorm module; keep the running statistics by hand under no_grad (as makemore "
+              "does), or use nn.LayerNorm")
+
+# module -> {missing name: why, and what to use instead}
+GAPS: dict[str, dict[str, str]] = {
+    "minigrad": {
+        **dict.fromkeys(["conv1d", "conv2d", "conv3d", "max_pool2d", "avg_pool1d"], CONVOLUTION),
+        **dict.fromkeys(["complex64", "complex128", "cfloat", "cdouble", "complex", "view_as_complex",
+                         "view_as_real", "polar"], COMPLEX),
+        **dict.fromkeys(["sparse_coo_tensor", "sparse_csr_tensor", "sparse"], SPARSE),
+        **dict.fromkeys(["compile", "jit"], COMPILER),
+        **dict.fromkeys(["autocast", "amp"], AMP),
+        "bfloat16": "minigrad has no bfloat16 (NumPy has none); use float16 or float32",
+        "fft": "minigrad has no fft module; NumPy's numpy.fft works on x.numpy() (without gradients)",
+        "linalg": "minigrad has no linalg module; mg.matmul, mg.norm and mg.einsum cover a transformer's needs",
+    },
+    "minigrad.nn": {
+        **dict.fromkeys(["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d",
+                         "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool2d", "Upsample"], CONVOLUTION),
+        **dict.fromkeys(["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"], RECURRENT),
+        **dict.fromkeys(["Transformer", "TransformerEncoder", "TransformerEncoderLayer", "TransformerDecoder",
+                         "TransformerDecoderLayer"], TRANSFORMER),
+        **dict.fromkeys(["BatchNorm1d", "BatchNorm2d", "SyncBatchNorm"], BATCH_NORM),
+        **dict.fromkeys(["DataParallel", "parallel"], DATA_PARALLEL),
+    },
+    "minigrad.functional": {
+        **dict.fromkeys(["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "max_pool1d",
+                         "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool2d", "interpolate", "unfold",
+                         "fold"], CONVOLUTION),
+        "batch_norm": BATCH_NORM,
+    },
+    "minigrad.optim": {
+        "LBFGS": "minigrad has no LBFGS; use optim.SGD, optim.Adam or optim.AdamW",
+        "RMSprop": "minigrad has no RMSprop; use optim.Adam (RMSprop with momentum on the mean) or optim.SGD",
+        "Adagrad": "minigrad has no Adagrad; use optim.Adam or optim.SGD",
+    },
+}
+
+
+def refuse(module: str, name: str) -> AttributeError:
+    """The error for `module.name` that minigrad does not define: why, and what to use instead, in one line."""
+    why = GAPS.get(module, {}).get(name)
+    torch_name = module.replace("minigrad.functional", "torch.nn.functional").replace("minigrad", "torch")
+    if why is not None:
+        return AttributeError(f"{torch_name}.{name}: {why}")
+    return AttributeError(f"module {module!r} has no attribute {name!r} (the torch names minigrad covers are listed "
+                          "in docs/torch_names.md)")

@@ -1,0 +1,55 @@
+"""A torch name outside minigrad's scope fails at the call, in one line that says so and what to use instead
+(minigrad/utils/missing.py); any other missing name fails as Python's AttributeError, pointing at the table."""
+
+import importlib
+
+import pytest
+
+import minigrad as mg
+from minigrad.utils.missing import GAPS
+
+TORCH_MODULE = {"minigrad": "torch", "minigrad.nn": "torch.nn", "minigrad.functional": "torch.nn.functional",
+                "minigrad.optim": "torch.optim"}
+CASES = [(module, name) for module, names in GAPS.items() for name in names]
+
+
+@pytest.mark.parametrize("module, name", CASES)
+def test_a_name_minigrad_does_not_have_is_refused_with_a_reason(module, name):
+    namespace = importlib.import_module(module)
+    with pytest.raises(AttributeError) as error:
+        getattr(namespace, name)
+    message = str(error.value)
+    assert message.startswith(f"{TORCH_MODULE[module]}.{name}: minigrad has no ")
+    assert "\n" not in message
+    assert not hasattr(namespace, name)  # hasattr, which catches AttributeError, still answers False
+
+
+def test_the_script_spellings_reach_the_same_refusals():
+    import minigrad.nn.functional as F
+
+    from minigrad import nn, optim
+
+    for reach in (lambda: mg.compile, lambda: nn.Conv2d, lambda: F.conv2d, lambda: optim.RMSprop,
+                  lambda: mg.complex64, lambda: nn.LSTM):
+        with pytest.raises(AttributeError, match="minigrad has no"):
+            reach()
+    with pytest.raises(ImportError, match="Conv2d"):
+        exec("from minigrad.nn import Conv2d")
+
+
+def test_an_unknown_name_is_pythons_attribute_error_pointing_at_the_table():
+    with pytest.raises(AttributeError, match=r"module 'minigrad' has no attribute 'tensr' \(.*docs/torch_names.md"):
+        mg.tensr  # noqa: B018
+
+
+def test_the_refusals_do_not_hide_what_minigrad_has():
+    assert mg.tensor([1.0, 2.0]).sum().item() == 3.0
+    assert mg.nn.Linear and mg.functional.gelu and mg.optim.AdamW and mg.float32
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("module, name", CASES)
+def test_every_refused_name_is_a_real_pytorch_name(module, name):
+    torch = pytest.importorskip("torch")
+    namespace = importlib.import_module(TORCH_MODULE[module].replace("torch", torch.__name__, 1))
+    assert hasattr(namespace, name), f"{TORCH_MODULE[module]}.{name} is not a PyTorch name: drop it from GAPS"

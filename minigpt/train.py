@@ -20,6 +20,11 @@ one would: the learning rate is a function of the iteration alone, the batch pos
 whose state is in the checkpoint, and so does minigrad's generator (dropout masks). Evaluation draws from a
 third generator, rebuilt from the seed each time, so how often a run evaluates (or was stopped) never shifts
 the training batches.
+
+Under `mpiexec -n N` the same loop runs as N ranks (distributed_training.py): each draws its own batches and runs
+its share of --grad-accum's micro-batches, the gradients are averaged once per step (one all-reduce), so every
+rank takes the same step with the same weights; rank 0 alone evaluates, logs and writes the checkpoint, which
+holds every rank's generators, so that a run resumed on as many ranks ends as an uninterrupted one.
 Read next: preflight.py (the checks before a run), signals.py (how a run stops), progress.py, checkpoint.py
 (what is saved), cli.py.
 """

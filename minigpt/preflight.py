@@ -111,6 +111,8 @@ def check_resumable(cfg: TrainConfig, saved: dict[str, Any]) -> None:
     for field in fields(cfg):
         name = field.name
         ours, theirs = getattr(cfg, name), saved.get(name)
+        if name == "grad_accum":
+            theirs = theirs or 1  # a run saved before --grad-accum existed took one batch a step
         if name in RESUMABLE_CHANGES or (name in ("lr_decay_iters", "grad_accum") and ours is None) or ours == theirs:
             continue
         flag = "--" + name.replace("_", "-")
@@ -146,7 +148,8 @@ def config_for_resume(out_dir: str | Path, given: dict[str, Any]) -> TrainConfig
     # `grad_accum` took one batch a step.
     saved.setdefault("bias", True)
     saved.setdefault("threads", 0)
-    saved.setdefault("grad_accum", 1)
+    if saved.get("grad_accum") is None:
+        saved["grad_accum"] = 1
     schema.check_fields(saved, TrainConfig, f"{path}: train.")
     try:
         TrainConfig(**saved)  # each value in range, before any is used

@@ -189,7 +189,8 @@ def _prepare(cfg: TrainConfig) -> _Run:
     decay_from = "--lr-decay-iters" if cfg.lr_decay_iters is not None else "--max-iters"
     lr_decay_iters = cfg.lr_decay_iters if cfg.lr_decay_iters is not None else cfg.max_iters
     # fixed now, so that a resumed run keeps this schedule, and the number of examples in a step
-    grad_accum = cfg.grad_accum or (resumed.config["train"].get("grad_accum", 1) if resumed is not None else world)
+    saved_accum = resumed.config["train"].get("grad_accum") if resumed is not None else None  # (None: older runs)
+    grad_accum = cfg.grad_accum or saved_accum or (1 if resumed is not None else world)
     cfg = replace(cfg, lr_decay_iters=lr_decay_iters, grad_accum=grad_accum)
     try:
         micro_steps = ddp.micro_steps_per_rank(cfg.grad_accum, world)

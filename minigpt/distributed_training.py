@@ -9,9 +9,10 @@ Each function is one rule of data-parallel training, the way nanoGPT's train.py 
 - `RankGuard`: Ctrl-C stops every rank after the same step (rank 0 saves); a rank that fails ends every rank
   (MPI_Abort) instead of leaving the others waiting for ever in their next all-reduce. `AgreedStop` is the view
   of it that train.py's loop reads, the same as the one-process StopOnSignals.
-- `launched_rank_and_size`, `no_sync_unless`, `sync_gradients`, `gather_rank_states`, `quiet_unless_writer`: how
-  train.py tells one process from a rank, accumulates and averages gradients, saves every rank's generators, and
-  keeps the other ranks' output out of the log.
+- `launched_rank_and_size`, `join_job`, `rank_thread_chooser`, `no_sync_unless`, `sync_gradients`,
+  `gather_rank_states`, `check_same_world`, `quiet_unless_writer`: how train.py tells one process from a rank,
+  joins the job, shares the cores, accumulates and averages gradients, saves every rank's generators (and
+  resumes only on as many ranks), and keeps the other ranks' output out of the log.
 Read next: minigpt/train.py, which calls these when it runs under mpiexec.
 """
 

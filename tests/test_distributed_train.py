@@ -133,7 +133,7 @@ def test_grad_accum_must_be_shared_evenly_among_the_ranks(tmp_path):
 
 
 def rank_pids(tmp_path: Path, rank: int) -> list[int]:
-    """The processes of this test's job that mpiexec started as `rank` (read from their environment)."""
+    """The processes of this test's job that mpiexec started as `rank` (MPICH's PMI_RANK in their environment)."""
     marker, wanted = f"MINIGPT_TEST_JOB={tmp_path}".encode(), f"PMI_RANK={rank}".encode()
     pids = []
     for entry in Path("/proc").iterdir():

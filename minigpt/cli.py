@@ -33,9 +33,10 @@ from minigpt.config import CORPUS_DEFAULTS, MAX_THREADS, TrainConfig
 from minigpt.corpus import CORPORA
 from minigpt.data import DataError
 from minigpt.errors import ConfigError, TrainingError
+from minigpt.preflight import config_for_resume
 from minigpt.progress import discard_stdout
 from minigpt.tokenizer import UnknownCharacterError
-from minigpt.train import config_for_resume, train
+from minigpt.train import train
 from minigrad.viz.render import FORMATS
 
 DEFAULTS = TrainConfig()
@@ -186,6 +187,10 @@ def _add_optimisation_flags(group: Any) -> None:
     _flag(group, "--warmup-iters", "iterations of linear warmup", type=_non_negative_int, metavar="N")
     group.add_argument("--lr-decay-iters", type=_non_negative_int, metavar="N", default=None,
                        help="the cosine decay reaches lr/10 here (default: --max-iters of the run's start)")
+    group.add_argument("--grad-accum", type=_positive_int, metavar="N", default=None,
+                       help="micro-batches of --batch-size sequences per optimizer step, their gradients averaged "
+                            "(nanoGPT's gradient_accumulation_steps); under `mpiexec -n R` the ranks share them, so "
+                            "N must be a multiple of R (default: 1, or R under mpiexec: one micro-batch per rank)")
     _flag(group, "--grad-clip", "clip the global gradient norm to this, 0 for none", type=_non_negative_float,
           metavar="NORM")
     _flag(group, "--weight-decay", "AdamW weight decay on the 2-D weights", type=_non_negative_float, metavar="WD")

@@ -98,7 +98,7 @@ class TrainConfig:
     # data
     data: str | None = None  # a UTF-8 text file; None: the built-in corpus below
     corpus: str = "shakespeare"  # the built-in corpus: "shakespeare" or "tang" (Tang poems; see corpus.py)
-    batch_size: int = 12
+    batch_size: int = 12  # sequences per micro-batch (under mpiexec: on each rank)
     block_size: int = 64  # context length, in characters
     # model
     n_layer: int = 4
@@ -115,6 +115,10 @@ class TrainConfig:
     beta1: float = 0.9
     beta2: float = 0.99  # nanoGPT's choice for small character models (few tokens per batch)
     grad_clip: float = 1.0  # clip the global gradient norm to this (0: off)
+    # micro-batches per optimizer step over the whole job (nanoGPT's gradient_accumulation_steps): their gradients
+    # are averaged before the step; under mpiexec -n N each rank runs grad_accum / N of them. None: one per rank
+    # (1 in one process), fixed when the run starts
+    grad_accum: int | None = None
     # learning-rate schedule: linear warmup, then cosine decay to min_lr = lr / 10
     warmup_iters: int = 100
     lr_decay_iters: int | None = None  # None: max_iters (fixed when the run starts, kept on resume)
@@ -157,5 +161,5 @@ CORPUS_DEFAULTS: dict[str, dict[str, Any]] = {"shakespeare": {}, "tang": {"eval_
 
 MAX_THREADS = 1024  # more BLAS threads than any machine has cores (a larger count overflows BLAS's C int)
 _AT_LEAST_ONE = ("eval_interval", "eval_iters", "log_interval", "batch_size", "block_size", "n_layer", "n_head",
-                 "n_embd")
+                 "n_embd", "grad_accum")
 _FRACTIONS = ("dropout", "beta1", "beta2")  # in [0, 1); every other number must be 0 or more

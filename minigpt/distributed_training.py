@@ -7,23 +7,46 @@ Each function is one rule of data-parallel training, the way nanoGPT's train.py 
 - `threads_per_rank`: ranks x BLAS threads <= cores; more threads than cores makes every product wait.
 - `is_writer`: only rank 0 evaluates, logs and writes files; the other ranks would write the same bytes.
 - `RankGuard`: Ctrl-C stops every rank after the same step (rank 0 saves); a rank that fails ends every rank
-  (MPI_Abort) instead of leaving the others waiting for ever in their next all-reduce.
+  (MPI_Abort) instead of leaving the others waiting for ever in their next all-reduce. `AgreedStop` is the view
+  of it that train.py's loop reads, the same as the one-process StopOnSignals.
+- `launched_rank_and_size`, `join_job`, `rank_thread_chooser`, `no_sync_unless`, `sync_gradients`,
+  `gather_rank_states`, `check_same_world`, `quiet_unless_writer`: how train.py tells one process from a rank,
+  joins the job, shares the cores, accumulates and averages gradients, saves every rank's generators (and
+  resumes only on as many ranks), and keeps the other ranks' output out of the log.
 Read next: minigpt/train.py, which calls these when it runs under mpiexec.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
-from minigrad.distributed import ReduceOp
+import minigrad as mg
+import minigrad.distributed as dist
+from minigpt import checkpoint, schema
+from minigpt.errors import ConfigError
+from minigpt.threads import ThreadChooser
+from minigrad.distributed import DistributedDataParallel, ReduceOp
 
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+# What mpiexec tells each process it starts: MPICH's Hydra (the `mpich` wheel) sets PMI_RANK and PMI_SIZE, Open MPI
+# its OMPI_COMM_WORLD_ variables. Reading them needs no mpi4py, so a plain run never imports MPI.
+LAUNCHER_VARIABLES = (("PMI_RANK", "PMI_SIZE"), ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"))
+
+
+def launched_rank_and_size() -> tuple[int, int]:
+    """(this process's rank, the number of ranks) as mpiexec's environment says; (0, 1) outside mpiexec."""
+    for rank, size in LAUNCHER_VARIABLES:
+        if os.environ.get(size):
+            return int(os.environ.get(rank, "0")), int(os.environ[size])
+    return 0, 1
 
 
 def batch_rng(seed: int, rank: int, world_size: int) -> np.random.Generator:
@@ -141,3 +164,98 @@ class RankGuard:
         if isinstance(error, SystemExit) and error.code in (0, None):
             return
         self._abort(f"{type(error).__name__}: {error}", 1)
+
+
+class AgreedStop:
+    """The loop's view of a stop under mpiexec, as StopOnSignals is in one process: `agree()` once per step (on
+    every rank, at the same point) asks every rank whether one was stopped; `requested` and `signum` are then
+    the same on every rank, so every rank saves, or steps, alike."""
+
+    def __init__(self, guard: RankGuard) -> None:
+        self.guard = guard
+        self.signum = 0
+
+    @property
+    def requested(self) -> bool:
+        return self.signum != 0
+
+    def agree(self) -> None:
+        """One all-reduce: from now on `requested` says whether any rank was asked to stop."""
+        if self.guard.stop_agreed():
+            self.signum = self.guard.exit_code - 128
+
+    def __enter__(self) -> AgreedStop:
+        self.guard.__enter__()
+        return self
+
+    def __exit__(self, kind: type | None, error: BaseException | None, traceback: Any) -> None:
+        self.guard.__exit__(kind, error, traceback)
+
+
+def no_sync_unless(model: Any, last: bool) -> contextlib.AbstractContextManager:
+    """`model.no_sync()` for every micro-step of a step but the last, so the ranks average once per step; nothing
+    for a model that one process trains."""
+    if last or not isinstance(model, DistributedDataParallel):
+        return contextlib.nullcontext()
+    return model.no_sync()
+
+
+def sync_gradients(model: Any) -> None:
+    """Average the gradients over the ranks (a DistributedDataParallel model); in one process, nothing to do."""
+    if isinstance(model, DistributedDataParallel):
+        model.sync_gradients()
+
+
+def gather_rank_states(communicator: Any, mine: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every rank's `mine` (JSON: its generators' states), in rank order, on every rank: a collective call.
+    Rank 0 saves them all, so that a resumed job continues every rank's batches and dropout masks exactly."""
+    return [json.loads(data) for data in communicator.allgather_bytes(json.dumps(mine).encode())]
+
+
+@contextlib.contextmanager
+def quiet_unless_writer(rank: int) -> Iterator[None]:
+    """Send this rank's stdout (log lines, progress) to os.devnull unless it is the writer: rank 0 speaks for the
+    job. Errors still go to stderr, from every rank."""
+    if is_writer(rank):
+        yield
+        return
+    with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
+        yield
+
+
+def join_job(model: Any, seed: int, rank: int) -> DistributedDataParallel:
+    """Join the job that mpiexec started, and wrap the model so that every rank starts from rank 0's weights and
+    takes the same steps; then each rank's own dropout masks come from its own seed (rank_seed)."""
+    try:
+        dist.init_process_group("mpi")
+    except RuntimeError as error:  # mpi4py is missing: one line that names the extra
+        raise ConfigError(str(error)) from None
+    trained = DistributedDataParallel(model)
+    mg.manual_seed(rank_seed(seed, rank))
+    return trained
+
+
+def check_same_world(resumed: checkpoint.Checkpoint, world: int, out_dir: str) -> None:
+    """A checkpoint of N ranks resumes on N ranks: each rank's batch stream and dropout masks go on where they
+    stopped, and no other number of ranks can continue them (a ConfigError says how to resume)."""
+    saved = resumed.state.get("world_size", 1)
+    if saved != world:
+        how = "minigpt train" if saved == 1 else f"mpiexec -n {saved} minigpt train"
+        raise ConfigError(f"cannot resume {out_dir} on {world} rank{'s' if world > 1 else ''}: it was trained on "
+                          f"{saved}, and each rank's batches and dropout masks continue only there; resume it with "
+                          f"`{how} --resume --out-dir {out_dir}`")
+    if world > 1:
+        states = resumed.state.get("rank_rngs")
+        where = resumed.folder / checkpoint.STATE
+        if not isinstance(states, list) or len(states) != world or not all(isinstance(s, dict) for s in states):
+            raise checkpoint.CheckpointError(f"{where}: rank_rngs must hold the generators of its {world} ranks")
+        for state in states:
+            schema.state({**resumed.state, **state}, where, resumed.iter_num)  # each rank's, checked as rank 0's
+
+
+def rank_thread_chooser() -> tuple[ThreadChooser, str]:
+    """BLAS threads for this rank (threads_per_rank: the cores shared among the ranks on this machine), fixed for
+    the run, and the line that says so. A collective call."""
+    threads, line = threads_per_rank(dist.process_group.group().on_this_machine()[1])
+    mg.set_num_threads(threads)
+    return ThreadChooser([threads]), line

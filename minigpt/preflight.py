@@ -3,7 +3,8 @@ whether a checkpoint can be resumed with the settings given.
 
 Each failure is a ConfigError whose one line names the setting and says what to do instead. train.py calls
 these in its first phases, before it allocates a model or writes a byte; two of them also serve the loop
-(`check_finite`, and `kept`, which says what a stopped run leaves behind).
+(`check_finite`, and `kept`, which says what a stopped run leaves behind). `config_for_resume` (for cli.py) reads
+the settings a resumed run starts from.
 Read next: signals.py.
 """
 
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import minigrad as mg
-from minigpt import checkpoint, sizing
+from minigpt import checkpoint, schema, sizing
 from minigpt.config import GPTConfig, TrainConfig
 from minigpt.data import Dataset
 from minigpt.errors import ConfigError, TrainingError
@@ -110,7 +111,9 @@ def check_resumable(cfg: TrainConfig, saved: dict[str, Any]) -> None:
     for field in fields(cfg):
         name = field.name
         ours, theirs = getattr(cfg, name), saved.get(name)
-        if name in RESUMABLE_CHANGES or (name == "lr_decay_iters" and ours is None) or ours == theirs:
+        if name == "grad_accum":
+            theirs = theirs or 1  # a run saved before --grad-accum existed took one batch a step
+        if name in RESUMABLE_CHANGES or (name in ("lr_decay_iters", "grad_accum") and ours is None) or ours == theirs:
             continue
         flag = "--" + name.replace("_", "-")
         if name == "block_size" and theirs is not None and ours > theirs:
@@ -129,3 +132,27 @@ def check_same_data(data: Dataset, resumed: checkpoint.Checkpoint) -> None:
                           "a different text")
     if data.tokenizer != resumed.tokenizer:
         raise checkpoint.CheckpointError("damaged checkpoint: its tokenizer does not match its training text")
+
+
+def config_for_resume(out_dir: str | Path, given: dict[str, Any]) -> TrainConfig:
+    """The settings of the run saved in `out_dir`, with the settings in `given` (the flags a user typed) on top.
+
+    `train` then refuses any given setting that would make the result differ from the uninterrupted run.
+    """
+    if not checkpoint.exists(out_dir):
+        raise checkpoint.CheckpointError(f"{out_dir}: no checkpoint to resume; start one with: minigpt train "
+                                         f"--out-dir {out_dir}")
+    saved, path = checkpoint.read_train_settings(out_dir)
+    # Settings added since checkpoint format 2 began: a run saved before `bias` was one built its model with
+    # biases (GPTConfig's default); one saved before `threads` measured nothing (BLAS's default); one saved before
+    # `grad_accum` took one batch a step.
+    saved.setdefault("bias", True)
+    saved.setdefault("threads", 0)
+    if saved.get("grad_accum") is None:
+        saved["grad_accum"] = 1
+    schema.check_fields(saved, TrainConfig, f"{path}: train.")
+    try:
+        TrainConfig(**saved)  # each value in range, before any is used
+    except ConfigError as error:
+        raise checkpoint.CheckpointError(f"{path}: train.{error}") from None
+    return TrainConfig(**{**saved, **given, "out_dir": str(out_dir), "resume": True, "overwrite": False})

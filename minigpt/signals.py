@@ -37,6 +37,10 @@ class StopOnSignals:
     def requested(self) -> bool:
         return self.signum != 0
 
+    def agree(self) -> None:
+        """Nothing to agree on in one process: the flag is read as it is (under mpiexec the ranks agree on it
+        once per step: distributed_training.AgreedStop)."""
+
     def _handle(self, signum: int, frame: Any) -> None:
         if signum == getattr(signal, "SIGPIPE", None):
             self.signum = self.signum or signum  # nobody is reading: say nothing

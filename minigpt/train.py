@@ -20,6 +20,11 @@ one would: the learning rate is a function of the iteration alone, the batch pos
 whose state is in the checkpoint, and so does minigrad's generator (dropout masks). Evaluation draws from a
 third generator, rebuilt from the seed each time, so how often a run evaluates (or was stopped) never shifts
 the training batches.
+
+Under `mpiexec -n N` the same loop runs as N ranks (distributed_training.py): each draws its own batches and runs
+its share of --grad-accum's micro-batches, the gradients are averaged once per step (one all-reduce), so every
+rank takes the same step with the same weights; rank 0 alone evaluates, logs and writes the checkpoint, which
+holds every rank's generators, so that a run resumed on as many ranks ends as an uninterrupted one.
 Read next: preflight.py (the checks before a run), signals.py (how a run stops), progress.py, checkpoint.py
 (what is saved), cli.py.
 """
@@ -40,14 +45,17 @@ from typing import Any
 import numpy as np
 
 import minigrad as mg
-from minigpt import checkpoint, preflight, schema
+import minigrad.distributed as dist
+from minigpt import checkpoint, preflight
+from minigpt import distributed_training as ddp
 from minigpt.config import GPTConfig, TrainConfig
 from minigpt.data import Dataset, get_batch, load_dataset
 from minigpt.errors import ConfigError, TrainingError
+from minigpt.evaluation import estimate_loss, evaluation_batches, plot_losses
 from minigpt.model import GPT
 from minigpt.progress import Progress, write
 from minigpt.signals import StopOnSignals
-from minigpt.threads import thread_chooser
+from minigpt.threads import ThreadChooser, thread_chooser
 from minigrad import nn, optim
 
 
@@ -64,14 +72,18 @@ class _Run:
     """What the loop works on, made by `_prepare` (phases 1-4): the settings, the text, the model and its optimizer,
     and the state a checkpoint saves (the batch generator, the best loss so far, the metrics log)."""
 
-    cfg: TrainConfig  # with lr_decay_iters fixed
+    cfg: TrainConfig  # with lr_decay_iters and grad_accum fixed
     device: str
     data: Dataset
     model: GPT
     optimizer: optim.Optimizer
     resumed: checkpoint.Checkpoint | None
     run_config: dict[str, Any]  # config.json
-    batch_rng: np.random.Generator  # where each training batch is cut from the text
+    batch_rng: np.random.Generator  # where each training batch is cut from the text (this rank's own stream)
+    trained: GPT | dist.DistributedDataParallel  # what the loop calls: the model, or under mpiexec its wrapper
+    rank: int = 0  # under `mpiexec -n world`: this process's rank; one process is rank 0 of 1
+    world: int = 1
+    micro_steps: int = 1  # forward-backward passes per step on this rank (--grad-accum / world)
     start_iter: int = 0
     best_val_loss: float = math.inf
     metrics: list[dict[str, Any]] = field(default_factory=list)
@@ -86,13 +98,12 @@ class _Run:
 
 def train(cfg: TrainConfig) -> TrainResult:
     """Train (or, with cfg.resume, continue training) a GPT as `cfg` says; checkpoints go to cfg.out_dir."""
-    run = _prepare(cfg)  # 1. data, 2. model, 3. optimizer, 4. resume
-    cfg, model, optimizer = run.cfg, run.model, run.optimizer
-    stop = StopOnSignals(saves=lambda: not run.keep_old)
-    bar = Progress(cfg.max_iters, "train", initial=run.start_iter)
-    with stop, closing(bar), _no_float_warnings():
+    run = _prepare(cfg)  # 1. data, 2. model, 3. optimizer, 4. resume (under mpiexec: on every rank)
+    cfg, model, optimizer = run.cfg, run.trained, run.optimizer
+    with (ddp.quiet_unless_writer(run.rank), _stopper(run) as stop,
+          closing(Progress(cfg.max_iters, "train", initial=run.start_iter)) as bar, _no_float_warnings()):
         _announce(run)  # (from here on, a closed stdout stops the run: see signals.py)
-        threads, how = thread_chooser(cfg.threads, run.device)
+        threads, how = _thread_chooser(run)
         write(how)
 
         # 5. loop --------------------------------------------------------------------------------
@@ -100,6 +111,7 @@ def train(cfg: TrainConfig) -> TrainResult:
         t_log = t_start  # tokens/s is measured over each log interval, evaluation excluded
         resumed_at = run.start_iter if run.resumed is not None else None
         while True:
+            stop.agree()  # (under mpiexec: whether any rank was asked to stop, the same answer on every rank)
             # evaluate, log and checkpoint every eval_interval iterations and at the end (not again right after
             # a resume: that checkpoint is the one we just loaded)
             at_end, saved = iter_num == cfg.max_iters, False
@@ -114,16 +126,17 @@ def train(cfg: TrainConfig) -> TrainResult:
             # the learning rate is a function of the iteration alone (so a resumed run follows the same curve)
             lr = _learning_rate(cfg, iter_num)
             optim.set_lr(optimizer, lr)
-            x, y = get_batch(run.data.train, cfg.batch_size, cfg.block_size, run.batch_rng)
-            x, y = mg.tensor(x, device=run.device), mg.tensor(y, device=run.device)  # one copy to the device
             threads.before_step()
             t_step = time.perf_counter()
-
-            # forward
-            logits, loss = model(x, y)
-            # backward
             optimizer.zero_grad()
-            loss.backward()
+            for micro_step in range(run.micro_steps):  # --grad-accum's micro-batches (under mpiexec: this rank's)
+                x, y = _next_batch(run)
+                with ddp.no_sync_unless(model, last=micro_step == run.micro_steps - 1):
+                    # forward
+                    logits, loss = model(x, y)
+                    # backward
+                    (loss / run.micro_steps).backward()  # the step's gradient: the mean over its micro-batches
+            ddp.sync_gradients(model)  # under mpiexec: the mean over every rank's micro-batches too
             if cfg.grad_clip > 0:
                 nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
             # update
@@ -138,7 +151,7 @@ def train(cfg: TrainConfig) -> TrainResult:
             if iter_num % cfg.log_interval == 0:
                 t_log = _log_step(run, bar, iter_num, loss, lr, threads.chosen, t_log)
             bar.update(1)
-    _say_done(run, iter_num, time.perf_counter() - t_start)
+        _say_done(run, iter_num, time.perf_counter() - t_start)
     return TrainResult(iter_num, run.best_val_loss, interrupted=False)
 
 
@@ -156,8 +169,12 @@ def _prepare(cfg: TrainConfig) -> _Run:
     """Phases 1-4: check the settings against the folder and the machine, then read the text (and, with --resume,
     the checkpoint, whose settings and text this run must match), build the model and AdamW, and resume."""
     out_dir = Path(cfg.out_dir)
+    rank, world = ddp.launched_rank_and_size()  # (0, 1) unless mpiexec started this process as one of several
     device = preflight.check_device(cfg.device)
     preflight.check_out_dir(cfg)
+    if world > 1 and device != "cpu":
+        raise ConfigError(f"under mpiexec, minigpt train runs on the CPU (each rank a share of its cores); --device "
+                          f"{device} is for one process")
 
     # 1. data (and, with --resume, the checkpoint) -----------------------------------------------
     if cfg.data is not None and cfg.corpus != "shakespeare":
@@ -165,16 +182,25 @@ def _prepare(cfg: TrainConfig) -> _Run:
     resumed = checkpoint.load_checkpoint(out_dir) if cfg.resume else None
     if resumed is not None:
         preflight.check_resumable(cfg, resumed.config["train"])
+        ddp.check_same_world(resumed, world, cfg.out_dir)
     data = load_dataset(cfg.data, cfg.block_size, cfg.corpus)
     if resumed is not None:
         preflight.check_same_data(data, resumed)
     decay_from = "--lr-decay-iters" if cfg.lr_decay_iters is not None else "--max-iters"
     lr_decay_iters = cfg.lr_decay_iters if cfg.lr_decay_iters is not None else cfg.max_iters
-    cfg = replace(cfg, lr_decay_iters=lr_decay_iters)  # fixed now, so that a resumed run keeps this schedule
+    # fixed now, so that a resumed run keeps this schedule, and the number of examples in a step
+    saved_accum = resumed.config["train"].get("grad_accum") if resumed is not None else None  # (None: older runs)
+    grad_accum = cfg.grad_accum or saved_accum or (1 if resumed is not None else world)
+    cfg = replace(cfg, lr_decay_iters=lr_decay_iters, grad_accum=grad_accum)
+    try:
+        micro_steps = ddp.micro_steps_per_rank(cfg.grad_accum, world)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
     schedule = resumed.config["schedule"] if resumed is not None else preflight.schedule_record(cfg, decay_from)
 
     # 2. model, 3. optimizer ---------------------------------------------------------------------
     model = _build_model(cfg, data, device, resumed)
+    trained = ddp.join_job(model, cfg.seed, rank) if world > 1 else model
     # weight decay pulls weight matrices towards 0; biases and LayerNorm gains keep their scale
     decay = [p for p in model.parameters() if p.ndim >= 2]
     no_decay = [p for p in model.parameters() if p.ndim < 2]
@@ -185,11 +211,12 @@ def _prepare(cfg: TrainConfig) -> _Run:
     data_path = str(Path(cfg.data).resolve()) if cfg.data is not None else None  # resumable from anywhere
     run_config = {"model": model.config.to_dict(), "train": asdict(replace(cfg, data=data_path)),
                   "data": {"name": data.name, "sha256": data.sha256}, "schedule": schedule}
-    run = _Run(cfg, device, data, model, optimizer, resumed, run_config, np.random.default_rng(cfg.seed),
-               keep_old=cfg.overwrite and checkpoint.exists(out_dir))
+    run = _Run(cfg, device, data, model, optimizer, resumed, run_config, ddp.batch_rng(cfg.seed, rank, world),
+               trained, rank, world, micro_steps, keep_old=cfg.overwrite and checkpoint.exists(out_dir))
     if resumed is not None:
         _resume(run, resumed)
-    checkpoint.recover(out_dir)  # what an interrupted save left behind: finished, or removed
+    if ddp.is_writer(rank):
+        checkpoint.recover(out_dir)  # what an interrupted save left behind: finished, or removed
     return run
 
 
@@ -213,10 +240,12 @@ def _build_model(cfg: TrainConfig, data: Dataset, device: str, resumed: checkpoi
 
 
 def _resume(run: _Run, resumed: checkpoint.Checkpoint) -> None:
-    """The optimizer's moments, the iteration, the metrics and both generators exactly as they were saved."""
+    """The optimizer's moments, the iteration, the metrics and both generators exactly as they were saved
+    (under mpiexec: this rank's generators)."""
     checkpoint.load_optimizer(run.optimizer, resumed)
-    run.batch_rng.bit_generator.state = resumed.state["batch_rng"]
-    mg.random.set_rng_state(resumed.state["minigrad_rng"])
+    generators = resumed.state["rank_rngs"][run.rank] if run.world > 1 else resumed.state
+    run.batch_rng.bit_generator.state = generators["batch_rng"]
+    mg.random.set_rng_state(generators["minigrad_rng"])
     run.start_iter, run.best_val_loss = resumed.iter_num, resumed.state["best_val_loss"]
     run.metrics = [m for m in resumed.metrics if m["iter"] <= run.start_iter]
     if run.device != "cpu" and run.cfg.dropout > 0:
@@ -237,8 +266,34 @@ def _announce(run: _Run) -> None:
           f"vocabulary {run.data.tokenizer.vocab_size}; {n_params / 1e6:.2f}M parameters on {run.device}; "
           f"iterations {run.start_iter} -> {cfg.max_iters}; each evaluation: {eval_batches} batch"
           f"{'es' if eval_batches > 1 else ''} of {cfg.batch_size} x {cfg.block_size} per split")
+    if cfg.grad_accum > 1:
+        ranks = f", {run.micro_steps} on each of {run.world} ranks" if run.world > 1 else ""
+        write(f"each step: {cfg.grad_accum} micro-batches of {cfg.batch_size}{ranks}, their gradients averaged "
+              f"({cfg.grad_accum * cfg.batch_size} sequences a step)")
     if run.resumed is not None:
         preflight.explain_schedule(cfg, run.run_config["schedule"], run.start_iter)
+
+
+def _stopper(run: _Run) -> StopOnSignals | ddp.AgreedStop:
+    """How the loop learns that it must stop: in one process a signal sets a flag; under mpiexec the ranks agree
+    once per step (a failing rank ends them all: RankGuard)."""
+    if run.world == 1:
+        return StopOnSignals(saves=lambda: not run.keep_old)
+    return ddp.AgreedStop(ddp.RankGuard(dist.process_group.group()))
+
+
+def _thread_chooser(run: _Run) -> tuple[ThreadChooser, str]:
+    """BLAS threads: measured as the run goes (threads.py) in one process; under mpiexec, the cores shared among
+    the ranks on this machine (unless --threads or the environment says otherwise)."""
+    if run.world == 1 or run.cfg.threads > 0:
+        return thread_chooser(run.cfg.threads, run.device)
+    return ddp.rank_thread_chooser()
+
+
+def _next_batch(run: _Run) -> tuple[mg.Tensor, mg.Tensor]:
+    """The next training batch from this rank's stream, as tensors on the device (one copy)."""
+    x, y = get_batch(run.data.train, run.cfg.batch_size, run.cfg.block_size, run.batch_rng)
+    return mg.tensor(x, device=run.device), mg.tensor(y, device=run.device)
 
 
 def _learning_rate(cfg: TrainConfig, iter_num: int) -> float:
@@ -247,7 +302,17 @@ def _learning_rate(cfg: TrainConfig, iter_num: int) -> float:
 
 
 def _evaluate(run: _Run, iter_num: int, t_start: float, save: bool) -> bool:
-    """Estimate both losses, log them, and (if `save`) checkpoint; returns whether it saved."""
+    """Estimate both losses, log them, and (if `save`) checkpoint; returns whether it saved.
+    Under mpiexec rank 0 evaluates its copy of the model (every rank's is the same) while the others wait."""
+    if ddp.is_writer(run.rank):
+        _record_losses(run, iter_num, t_start)
+    if save:  # (the fresh weights are not worth a file, nor a curve of one point)
+        _save(run, iter_num)
+    return save
+
+
+def _record_losses(run: _Run, iter_num: int, t_start: float) -> None:
+    """Estimate both losses, check them, and log them."""
     losses = estimate_loss(run.model, run.data, run.cfg, run.device)
     preflight.check_finite(losses["train"], iter_num, run.cfg)
     preflight.check_finite(losses["val"], iter_num, run.cfg)
@@ -257,15 +322,18 @@ def _evaluate(run: _Run, iter_num: int, t_start: float, save: bool) -> bool:
                         "lr": _learning_rate(run.cfg, max(iter_num - 1, 0)),
                         "elapsed_s": round(time.perf_counter() - t_start, 2)})
     write(f"iter {iter_num}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
-    if save:  # (the fresh weights are not worth a file, nor a curve of one point)
-        _save(run, iter_num)
-    return save
 
 
 def _save(run: _Run, iter_num: int) -> None:
-    """Checkpoint the run at `iter_num` (model, optimizer, generators, metrics), then redraw the loss curve."""
-    state = {"iter_num": iter_num, "best_val_loss": run.best_val_loss,
-             "batch_rng": run.batch_rng.bit_generator.state, "minigrad_rng": mg.random.get_rng_state()}
+    """Checkpoint the run at `iter_num` (model, optimizer, generators, metrics), then redraw the loss curve.
+    Under mpiexec every rank calls it (each sends its generators to rank 0), and rank 0 writes."""
+    generators = {"batch_rng": run.batch_rng.bit_generator.state, "minigrad_rng": mg.random.get_rng_state()}
+    state = {"iter_num": iter_num, "best_val_loss": run.best_val_loss, **generators}
+    if run.world > 1:
+        state["world_size"] = run.world
+        state["rank_rngs"] = ddp.gather_rank_states(dist.process_group.group(), generators)
+    if not ddp.is_writer(run.rank):
+        return
     try:
         checkpoint.save_checkpoint(run.out_dir, run.model, run.optimizer, run.data.tokenizer, run.run_config, state,
                                    run.metrics, allow_earlier=run.cfg.overwrite)
@@ -285,8 +353,9 @@ def _interrupted(run: _Run, iter_num: int, saved: bool, signum: int) -> TrainRes
         return TrainResult(iter_num, run.best_val_loss, interrupted=True, signum=signum)
     if not saved:
         _save(run, iter_num)
+    command = "minigpt train" if run.world == 1 else f"mpiexec -n {run.world} minigpt train"
     write(f"interrupted at iteration {iter_num}: checkpoint saved in {run.out_dir}; continue with "
-          f"`minigpt train --resume --out-dir {run.out_dir}`")
+          f"`{command} --resume --out-dir {run.out_dir}`")
     return TrainResult(iter_num, run.best_val_loss, interrupted=True, signum=signum)
 
 
@@ -298,7 +367,7 @@ def _log_step(run: _Run, bar: Progress, iter_num: int, loss: mg.Tensor, lr: floa
     loss_value = loss.item()
     preflight.check_finite(loss_value, iter_num, run.cfg)
     now = time.perf_counter()
-    tokens_per_s = cfg.log_interval * cfg.batch_size * cfg.block_size / (now - t_log)
+    tokens_per_s = cfg.log_interval * cfg.grad_accum * cfg.batch_size * cfg.block_size / (now - t_log)  # every rank's
     run.metrics.append({"iter": iter_num, "loss": loss_value, "lr": lr, "tokens_per_s": round(tokens_per_s, 1),
                         "threads": threads})
     bar.set_postfix(loss=f"{loss_value:.4f}", lr=f"{lr:.2e}", tok_s=f"{tokens_per_s:,.0f}")
@@ -315,69 +384,6 @@ def _say_done(run: _Run, iter_num: int, seconds: float) -> None:
     else:
         write(f"done: {ran} iterations ({run.start_iter} -> {iter_num}) in {seconds:.1f} s, best val loss "
               f"{run.best_val_loss:.4f}; checkpoint in {run.out_dir}")
-
-
-def evaluation_batches(cfg: TrainConfig) -> int:
-    """Batches per split in each evaluation: cfg.eval_iters, counted in batches of the default size.
-
-    Larger batches (a longer --block-size, a larger --batch-size) read as many tokens in fewer of them, so an
-    evaluation costs what the defaults' does rather than growing with the configuration (at least one batch).
-    """
-    default_tokens = TrainConfig.batch_size * TrainConfig.block_size
-    tokens = cfg.batch_size * cfg.block_size
-    return max(1, min(cfg.eval_iters, round(cfg.eval_iters * default_tokens / tokens)))
-
-
-@mg.no_grad()
-def estimate_loss(model: GPT, data: Dataset, cfg: TrainConfig, device: str) -> dict[str, float]:
-    """The mean loss over `evaluation_batches(cfg)` batches of each split, with dropout off and no graph."""
-    model.eval()
-    # The same evaluation batches every time, drawn apart from the training stream (which they never shift).
-    rng = np.random.default_rng([cfg.seed, 1])
-    n_batches = evaluation_batches(cfg)
-    out = {}
-    with closing(Progress(2 * n_batches, "evaluating", unit="batch", leave=False)) as bar:
-        for split, ids in (("train", data.train), ("val", data.val)):
-            losses = []
-            for _ in range(n_batches):
-                x, y = get_batch(ids, cfg.batch_size, cfg.block_size, rng)
-                _, loss = model(mg.tensor(x, device=device), mg.tensor(y, device=device))
-                losses.append(loss)
-                bar.update(1)
-            out[split] = float(np.mean([loss.item() for loss in losses]))  # read back once all are queued
-    model.train()
-    return out
-
-
-def plot_losses(metrics: list[dict[str, Any]], path: Path) -> None:
-    """Draw the batch loss, the evaluated train/val losses and the learning rate to `path` (a PNG).
-
-    Does nothing without matplotlib (train() has said so once).
-    """
-    if importlib.util.find_spec("matplotlib") is None:
-        return
-    mg.viz.plot_loss_curves(metrics, path=path, title=None)
-
-
-def config_for_resume(out_dir: str | Path, given: dict[str, Any]) -> TrainConfig:
-    """The settings of the run saved in `out_dir`, with the settings in `given` (the flags a user typed) on top.
-
-    `train` then refuses any given setting that would make the result differ from the uninterrupted run.
-    """
-    if not checkpoint.exists(out_dir):
-        raise checkpoint.CheckpointError(f"{out_dir}: no checkpoint to resume; start one with: minigpt train "
-                                         f"--out-dir {out_dir}")
-    saved, path = checkpoint.read_train_settings(out_dir)
-    # Settings added since checkpoint format 2 began: a run saved before `bias` was one built its model with
-    # biases (GPTConfig's default); one saved before `threads` measured nothing (BLAS's default).
-    saved.setdefault("bias", True)
-    saved.setdefault("threads", 0)
-    schema.check_fields(saved, TrainConfig, f"{path}: train.")
-    try:
-        TrainConfig(**saved)  # each value in range, before any is used
-    except ConfigError as error:
-        raise checkpoint.CheckpointError(f"{path}: train.{error}") from None
-    return TrainConfig(**{**saved, **given, "out_dir": str(out_dir), "resume": True, "overwrite": False})
 
 
 def read_metrics(out_dir: str | Path) -> list[dict[str, Any]]:

@@ -711,6 +711,7 @@ assert poem_stats["贪心"][1] < poem_stats["温度 1.0"][1] < poem_stats["温�
 #
 # 这里在一个进程里摆两份模型来演示（讲义要在没有 `mpiexec` 的地方也能跑）；真正的多进程版本是
 # `minigrad.distributed`，用 `mpiexec -n 2 python ...` 启动，两份模型在两个进程里，全归约走 MPI。
+# 命令行也一样：`mpiexec -n 2 minigpt train` 让两个进程各取 12 段、每步平均一次梯度，一步看到 24 段（见 README）。
 
 # %%
 my_guesses.guess("half_batches", "差不多", "两个半批的平均梯度与整批梯度", options=["差不多", "完全一样（只差舍入）"],

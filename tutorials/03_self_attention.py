@@ -852,7 +852,7 @@ example = tang.val[:1]
 line2_nll(encdec, example)
 fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
 seats = [label(f"第{i + 1}字", f"seat {i + 1}") for i in range(5)]
-axes[0].imshow(cross.mean(axis=(0, 1)), cmap="Blues", vmin=0)
+fig.colorbar(axes[0].imshow(cross.mean(axis=(0, 1)), cmap="Blues", vmin=0), ax=axes[0], fraction=0.046)  # 均匀是 0.2
 axes[0].set_title(label("验证集上平均（4 个头）", "mean over the validation couplets (4 heads)"))
 axes[0].set_xticks(range(5), seats)
 axes[0].set_yticks(range(5), [label(f"写第{i + 1}字", f"writing {i + 1}") for i in range(5)])

@@ -894,15 +894,17 @@ axes[0].set_xticks(range(8), names)
 axes[0].set_xlabel(label("层.头", "layer.head"))
 axes[0].set_ylabel(label("落在上句同一座位上的注意力", "attention on the same seat of line 1"))
 axes[0].legend()
-example = couplets_val[0]
-ticks = [couplet_chars[i] for i in example[:11]] if CJK else [str(i) for i in range(11)]
-best_map = poet.attention_maps(example[None, :11])[best[0]][0, best[1]]  # (11, 11)
-axes[1].imshow(best_map, cmap="Blues")
+seat_names = [f"上{i}" for i in range(1, 6)] + ["，"] + [f"下{i}" for i in range(1, 5)]  # 11 个输入位置
+ticks = seat_names if CJK else [str(i) for i in range(11)]
+best_map = np.stack(poet.attention_maps(couplet_probe))[best[0], :, best[1]].mean(axis=0)  # (11, 11)：500 联的平均
+fig.colorbar(axes[1].imshow(best_map, cmap="Blues", vmin=0), ax=axes[1], fraction=0.046)
+for q in QUERIES:  # 方框：猜下句第 i 个字的查询，和上句的第 i 个字
+    axes[1].add_patch(plt.Rectangle((q - 5.5, q - 0.5), 1, 1, fill=False, ec="crimson", lw=1.5))
 axes[1].set_xticks(range(11), ticks)
 axes[1].set_yticks(range(11), ticks)
 axes[1].set_xlabel(label("被看的位置（键）", "key position"))
 axes[1].set_ylabel(label("看的位置（查询）", "query position"))
-axes[1].set_title(label(f"第 {best[0]} 层 头 {best[1]}", f"layer {best[0]}, head {best[1]}"))
+axes[1].set_title(label(f"第 {best[0]} 层 头 {best[1]}，验证集 500 联的平均", f"layer {best[0]}, head {best[1]}, mean"))
 fig.tight_layout()
 show_figure(fig, "05_couplet_head.png")
 
@@ -912,8 +914,9 @@ assert mass_after[best] > 2 * mass_next[best], "它看的正是同一座位，�
 
 # %% [markdown]
 # 训练前，每个头落在同一座位上的注意力都和均匀的份额差不多；训练几百步之后，有一个头把几倍于均匀份额的注意力
-# 放在了上句的同一座位上（热图里那条斜线：下句的每个位置都对着上句的同一个字），而往回 6 个位置（上句的前一个座位）
-# 它看得少得多。没有人告诉模型什么是对仗，它自己从三万多联诗里找到了这条最有用的线索，并交给一个头专门去做——
+# 放在了上句的同一座位上（热图里红框标出的格子：猜下句第 $i$ 个字时看上句第 $i$ 个字），
+# 而往回 6 个位置（上句的前一个座位）它看得少得多。没有人告诉模型什么是对仗，
+# 它自己从三万多联诗里找到了这条最有用的线索，并交给一个头专门去做——
 # 这正是多头的用处：一个头专做这件事，别的头照样做各自的事，不必为它让路。哪一层、哪个头学会它，随种子而变。
 #
 # ### 同一个字，不同的向量

@@ -27,7 +27,8 @@
 # 4. 有的前文几乎锁死下一个字符，有的几乎什么都可能：用熵来量；
 # 5. 行为相似的字符，学出来的嵌入也靠得近；
 # 6. 换成唐诗：“一推六二五”在诗里有多常见；
-# 7. 在唐诗上玩猜字游戏。
+# 7. 在唐诗上玩猜字游戏；
+# 8. 诗句接龙：一句的末字能帮你猜下一句的首字吗？
 #
 # 运行：`python tutorials/01_next_token.py`（`TUTORIAL_QUICK=1` 跑快速版）。图片写到当前目录的 `figures/`。
 
@@ -845,6 +846,96 @@ my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选�
 # %% [markdown]
 # 猜字游戏和熵说的是同一件事：格律锁定的位置（句末标点）一猜就中；词的第二个字常在前十名里；
 # 每个词的第一个字最难，因为那里是诗人真正在“选字”的地方。
+#
+# ## 8. 诗句接龙：一句的末字能帮你猜下一句的首字吗？
+#
+# 成语接龙只有一条规则：看着已经说出的字，接下一个字。把它搬到唐诗上，玩一个“接句”的游戏：
+# 我念完一句（到标点为止），你猜下一句的**第一个字**。你手里只有一条线索——我刚念的**最后一个字**。
+# 和它对照的是句子**里面**的接字：看着一个字，猜同一句里紧跟着它的那个字。
+#
+# 两种接法各数一张表，都只看前一个字：$P(\text{后字} \mid \text{前字})$，用第 6 节的 Witten-Bell 平滑，
+# 退回到的一元分布也各用各的（句首的字和句中的字本来就不一样常见，这部分差别不算在“前一个字”的功劳里）。
+# 为了公平，句内的接字对从训练诗里随机抽出和句间一样多的对来数——两张表见过的数据一样多。
+# 前一个字帮了多少忙，就看在没见过的诗上，它比只用一元分布省下了多少比特。
+#
+# **先猜一猜**：“床前看月光”的“光”，能帮你猜到下一句的“疑”吗？句子里面的“看”→“月”呢？两者各能省下多少比特？
+
+# %%
+HALF_LINE = re.compile(r"[\u4e00-\u9fff]+")  # 两个标点之间的一串字：半句
+
+
+def relay_pairs(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """一首诗正文里的两种接字对，每对写成一个整数 前字 × ZV + 后字：句内相邻的字；上一句末字 → 下一句首字。"""
+    inside, relay = [], []
+    for poem in text.split("\n\n"):
+        halves = HALF_LINE.findall(poem.split("\n", 1)[-1])  # 去掉题目，按标点切成半句
+        relay += [(a[-1], b[0]) for a, b in zip(halves, halves[1:])]
+        inside += [pair for half in halves for pair in zip(half, half[1:])]
+    stoi = zh_tok.stoi
+    return tuple(np.array([stoi[a] * ZV + stoi[b] for a, b in pairs], dtype=np.int64) for pairs in (inside, relay))
+
+
+class PairModel:
+    """P(后字 | 前字)：数出来的接字的计数表，Witten-Bell 平滑，退回到后字自己的一元分布。"""
+
+    def __init__(self, keys: np.ndarray):
+        nxt = keys % ZV
+        self.unigram = (np.bincount(nxt, minlength=ZV) + 0.5) / (len(keys) + 0.5 * ZV)  # 每个字加半次：没见过的字不是 0
+        self.pairs = np.unique(keys, return_counts=True)
+        self.n_prev = np.bincount(keys // ZV, minlength=ZV)  # 每个前字出现了几次
+        self.types = np.bincount(self.pairs[0] // ZV, minlength=ZV)  # 每个前字后面跟过几种不同的字
+
+    def probs(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """每一对的后字：只看一元分布的概率，和看了前字之后的概率。"""
+        prev, nxt = keys // ZV, keys % ZV
+        n_pair, n, t = CharNGram.lookup(keys, self.pairs), self.n_prev[prev], self.types[prev]
+        p = np.where(n > 0, (n_pair + t * self.unigram[nxt]) / np.maximum(n + t, 1), self.unigram[nxt])
+        return self.unigram[nxt], p
+
+
+(inside_train, relay_train), (inside_val, relay_val) = relay_pairs(tang_train), relay_pairs(tang_val)
+fair = np.random.default_rng(0).choice(inside_train, len(relay_train), replace=False)  # 和句间一样多的句内对
+saved = {}  # 接法 → 没见过的诗上每个后字省下的比特（逐对的平均值和它的标准误差）
+for name, train_keys, val_keys in (("句内", fair, inside_val), ("句间", relay_train, relay_val)):
+    p_uni, p_pair = PairModel(train_keys).probs(val_keys)
+    gain = np.log2(p_pair) - np.log2(p_uni)
+    saved[name] = (float(gain.mean()), float(gain.std() / np.sqrt(len(gain))))
+    print(f"{name}接字：训练 {len(train_keys):,} 对，验证 {len(val_keys):,} 对；"
+          f"只看一元分布 {-np.log2(p_uni).mean():.2f} 比特，再看前一个字 {-np.log2(p_pair).mean():.2f} 比特，"
+          f"省下 {saved[name][0]:+.2f} ± {saved[name][1]:.2f}")
+same = float(np.mean(relay_val // ZV == relay_val % ZV))
+print(f"下一句恰好用上一句的末字开头（成语接龙的规则）：{same:.2%} 的句间接字对")
+
+# %%
+assert saved["句内"][0] > 0.4  # 句子里面，前一个字实实在在地帮忙……
+assert saved["句间"][0] < 0.1  # ……隔着标点，末字对下一句的首字几乎没用（数出来的表甚至帮倒忙）
+assert saved["句内"][0] - saved["句间"][0] > 10 * (saved["句内"][1] + saved["句间"][1])  # 差距远大于误差
+assert same < 0.01  # 诗人几乎从不“接龙”
+
+# %% [markdown]
+# 句子里面，前一个字能省下大半个比特以上（用上全部训练诗数，还要多一些）；隔着一个标点，末字几乎帮不上忙——
+# 数出来的接字的计数表在没见过的诗上甚至比一元分布还差：训练诗里的“末字 → 首字”大多只见过一两次，记下的是巧合。
+# 这和第 6 节的发现（一句的第一个字从前文得不到帮助）是同一件事，只是换成了最短的前文来看。
+# 诗人也几乎从不照成语接龙的规矩拿末字起句。
+#
+# 拿一首没见过的诗玩一轮：每念完一句，接字的计数表按末字给出它的前三个候选首字，再看真字排第几。
+
+# %%
+relay_table = PairModel(relay_train)
+candidates = np.arange(ZV)
+round_poem = tang_val.split("\n\n")[3]
+print(round_poem.split("\n")[0])
+halves = HALF_LINE.findall(round_poem.split("\n", 1)[-1])
+for a, b in zip(halves, halves[1:]):
+    _, p = relay_table.probs(zh_tok.stoi[a[-1]] * ZV + candidates)
+    rank = int((p > p[zh_tok.stoi[b[0]]]).sum()) + 1
+    top = "、".join(zh_tok.chars[i] for i in np.argsort(-p)[:3])
+    print(f"  “{a}”的末字“{a[-1]}” → 猜 {top}；真字“{b[0]}”排第 {rank}")
+
+# %% [markdown]
+# 候选里常有“不”“何”这类本来就常在句首的字，也有只在训练诗里碰巧见过一两次的接法；真字往往排在几百名开外。
+# 末字没有提供线索，表只能押常见的起句字，或者押它记下的巧合。
+# 要接好下一句，得看懂整句、整首在说什么——这正是后面几讲的模型要学的。
 #
 # ## 小结
 #

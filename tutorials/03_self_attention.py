@@ -28,6 +28,7 @@
 # 5. 好处：整句一次矩阵乘法，而 RNN 必须一步一步走——量一量训练一步的时间随长度怎么变；
 # 6. 预告第六讲：因果遮罩挡住“未来”；
 # 7. 只用注意力的语言模型和第 02 讲的 RNN 比一比：参数一样多、训练一样久，谁在尺子上猜得更准？
+# 8. 交叉注意力：查询来自一句、键和值来自另一句；在唐诗上由上句写下句，编码器-解码器和只有解码器的模型比一比。
 #
 # 运行：`python tutorials/03_self_attention.py`（`TUTORIAL_QUICK=1` 跑快速版）。图片写到当前目录的 `figures/`。
 
@@ -732,6 +733,198 @@ print("记下了第 03 讲的一级：只用注意力")
 my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选择题猜对几个
 
 # %% [markdown]
+# ## 8. 交叉注意力：查询来自一句，键和值来自另一句
+#
+# 讲义在讲 Q、K、V 从哪来时提过一句：翻译时三者不来自同一份——**查询**来自正在写译文的解码器，**键和值**来自读过原文的
+# 编码器。这种注意力叫**交叉注意力**（cross-attention）；第 02 讲末尾，解码器回头看编码器各状态的那一步就是它
+# （那时还架在 RNN 上）。最初的 Transformer 是“编码器-解码器”：编码器用自注意力读原文，解码器每层先用带因果遮罩的
+# 自注意力看自己写过的字，再用交叉注意力去看原文。GPT 把交叉注意力整个去掉，只剩解码器。
+#
+# 在唐诗上做一个小小的“翻译”：给出一联的上句，写出下句（只用常用的 1500 个字写成的五言联，见 `tutorials/couplets.py`）。
+# 比两个参数差不多、训练步数相同的模型：
+#
+# - **编码器-解码器**：编码器一层（不带遮罩的自注意力，每个字都看整句上句）；
+#   解码器一层（因果自注意力 → 交叉注意力 → MLP）。
+# - **只有解码器**：把“上句，下句”接成一串，两层因果自注意力的小 GPT，只在下句的字上算损失。
+#
+# 两者都要从上句里取信息。量三件事：下句每个字的损失；把上句换成另一联的上句，损失涨多少（模型真用上了上句吗）；
+# 交叉注意力的图——解码器写下句第 $i$ 个字时，看的是上句哪个字？
+#
+# **先猜一猜**：少了交叉注意力，只有解码器的模型会吃亏吗？交叉注意力的图会是什么样子？
+
+# %%
+from minigpt import GPT, GPTConfig
+from minigpt.model import MLP, Block, CausalSelfAttention
+from minigrad.nn import init
+from tutorials.couplets import load_couplets
+
+tang = load_couplets()
+TV = tang.vocab_size
+print(f"五言的联：训练 {len(tang.train):,} 联，验证 {len(tang.val):,} 联；词表 {TV} 个字")
+print("例如：", tang.decode(tang.val[0]))
+
+
+class CrossAttention(nn.Module):
+    """多头交叉注意力：查询来自解码器的 x (B, T, C)，键和值来自编码器的输出 memory (B, S, C)。
+
+    不要遮罩：原文整句都可看。
+    """
+
+    def __init__(self, d, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.q = nn.Linear(d, d)
+        self.kv = nn.Linear(d, 2 * d)
+        self.proj = nn.Linear(d, d)
+        self.probs = None  # 最近一次的注意力权重 (B, nh, T, S)，画图用
+
+    def forward(self, x, memory):
+        B, T, C = x.shape
+        S, nh = memory.shape[1], self.n_head
+        q = self.q(x).reshape(B, T, nh, C // nh).transpose(1, 2)  # (B, nh, T, hs)
+        k, v = self.kv(memory).reshape(B, S, 2, nh, C // nh).permute(2, 0, 3, 1, 4)  # 各 (B, nh, S, hs)
+        self.probs = F.attention_probs(q, k).numpy()  # (B, nh, T, S)
+        y = F.scaled_dot_product_attention(q, k, v)  # (B, nh, T, hs)
+        return self.proj(y.transpose(1, 2).reshape(B, T, C))  # (B, T, C)
+
+
+class DecoderBlock(nn.Module):
+    """解码器的一层：因果自注意力看自己写过的字 → 交叉注意力看原文 → MLP，每步前 LayerNorm、后加回残差。"""
+
+    def __init__(self, config):
+        super().__init__()
+        self.ln_1, self.attn = nn.LayerNorm(config.n_embd), CausalSelfAttention(config, 0)
+        self.ln_2, self.cross = nn.LayerNorm(config.n_embd), CrossAttention(config.n_embd, config.n_head)
+        self.ln_3, self.mlp = nn.LayerNorm(config.n_embd), MLP(config)
+
+    def forward(self, y, memory):
+        y = y + self.attn(self.ln_1(y))
+        y = y + self.cross(self.ln_2(y), memory)
+        return y + self.mlp(self.ln_3(y))
+
+
+class EncoderDecoder(nn.Module):
+    """上句 (B, 5) → 编码器 → memory；解码器读“，”和下句前 4 个字 (B, 5)，逐位置猜下句的 5 个字。"""
+
+    def __init__(self, vocab, d, n_head):
+        super().__init__()
+        config = GPTConfig(vocab_size=vocab, block_size=5, n_layer=1, n_head=n_head, n_embd=d)
+        self.wte = nn.Embedding(vocab, d)  # 编码器、解码器和输出层共用一张嵌入表
+        self.wpe_enc, self.wpe_dec = nn.Embedding(5, d), nn.Embedding(5, d)
+        self.encoder, self.ln_enc = Block(config, 0), nn.LayerNorm(d)
+        self.encoder.attn.causal = False  # 编码器：每个字都看整句上句
+        self.decoder, self.ln_f = DecoderBlock(config), nn.LayerNorm(d)
+        for module in self.modules():  # 和 GPT 一样的初始化：N(0, 0.02)，偏置为 0
+            if isinstance(module, (nn.Linear, nn.Embedding)):
+                init.normal_(module.weight, 0.0, 0.02)
+            if isinstance(module, nn.Linear) and module.bias is not None:
+                init.zeros_(module.bias)
+
+    def forward(self, src, tgt_in):
+        memory = self.ln_enc(self.encoder(self.wte(src) + self.wpe_enc.weight))  # (B, 5, C)
+        y = self.decoder(self.wte(tgt_in) + self.wpe_dec.weight, memory)  # (B, 5, C)
+        return self.ln_f(y) @ self.wte.weight.T  # (B, 5, V)
+
+
+def line2_logits(model, batch):
+    """两种模型在下句 5 个字上的 logits (B, 5, V)；batch 是 (B, 12) 的联。"""
+    if isinstance(model, EncoderDecoder):
+        return model(batch[:, :5], batch[:, 5:10])  # 上句；“，”和下句前 4 个字
+    return model(batch[:, :10])[0][:, 5:10]  # 从“，”起的 5 个位置猜下句的 5 个字
+
+
+mg.manual_seed(0)
+encdec = EncoderDecoder(TV, 64, 4)
+mg.manual_seed(0)
+deconly = GPT(GPTConfig(vocab_size=TV, block_size=10, n_layer=2, n_head=4, n_embd=64))
+SEQ_STEPS = 300 if QUICK else 1000
+for model in (encdec, deconly):
+    optimizer = optim.AdamW(model.parameters(), lr=3e-3)
+    batch_rng = np.random.default_rng(0)
+    start = time.perf_counter()
+    for _ in range(SEQ_STEPS):
+        batch = tang.train[batch_rng.integers(0, len(tang.train), 64)]
+        # 前向（forward）：只在下句的 5 个字上算损失
+        loss = F.cross_entropy(line2_logits(model, batch).reshape(-1, TV), batch[:, 6:11].reshape(-1))
+        # 反向传播（backward）
+        optimizer.zero_grad()
+        loss.backward()
+        # 更新（update）
+        optimizer.step()
+    print(f"{type(model).__name__}：{model.num_parameters():,} 个参数，{SEQ_STEPS} 步用时 "
+          f"{time.perf_counter() - start:.0f} 秒，训练损失 {loss.item():.2f}")
+
+# %%
+val = tang.val[:2000]
+swapped = val.copy()
+swapped[:, :5] = val[np.random.default_rng(1).permutation(len(val)), :5]  # 每个下句配上别的联的上句
+
+
+@mg.no_grad()
+def line2_nll(model, batch):
+    """下句每个字的交叉熵（纳特），形状 (B, 5)。"""
+    logp = line2_logits(model, batch).log_softmax(-1).numpy()
+    return -np.take_along_axis(logp, batch[:, 6:11, None], -1)[..., 0]
+
+
+seq_loss = {}
+for name, model in (("编码器-解码器", encdec), ("只有解码器", deconly)):
+    right, wrong = line2_nll(model, val).mean(1), line2_nll(model, swapped).mean(1)
+    seq_loss[name] = (right.mean(), right.std() / np.sqrt(len(right)), (wrong - right).mean())
+    print(f"{name}：下句 {right.mean():.3f} ± {seq_loss[name][1]:.3f} 纳特/字；换掉上句后涨 {seq_loss[name][2]:+.3f}")
+
+line2_nll(encdec, val)  # 再跑一遍真上句，让 encdec.decoder.cross.probs 存下它们的注意力
+cross = encdec.decoder.cross.probs  # (B, nh, 5, 5)
+diagonal = np.array([[cross[:, h, i, i].mean() for i in range(5)] for h in range(cross.shape[1])])  # (nh, 5)
+print("交叉注意力落在上句同一座位上的份额（每行一个头；均匀是 0.2）：")
+print(diagonal.round(2))
+
+# %%
+example = tang.val[:1]
+line2_nll(encdec, example)
+fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
+seats = [label(f"第{i + 1}字", f"seat {i + 1}") for i in range(5)]
+fig.colorbar(axes[0].imshow(cross.mean(axis=(0, 1)), cmap="Blues", vmin=0), ax=axes[0], fraction=0.046)  # 均匀是 0.2
+axes[0].set_title(label("验证集上平均（4 个头）", "mean over the validation couplets (4 heads)"))
+axes[0].set_xticks(range(5), seats)
+axes[0].set_yticks(range(5), [label(f"写第{i + 1}字", f"writing {i + 1}") for i in range(5)])
+head = int(diagonal.mean(axis=1).argmax())
+axes[1].imshow(encdec.decoder.cross.probs[0, head], cmap="Blues", vmin=0)
+first, second = tang.decode(example[0, :5]), tang.decode(example[0, 6:11])
+axes[1].set_title(label(f"“{first}”→“{second}”，头 {head}", f"one couplet, head {head}"))
+axes[1].set_xticks(range(5), list(first) if CJK else seats)
+axes[1].set_yticks(range(5), list(second) if CJK else [f"{i + 1}" for i in range(5)])
+for ax in axes:
+    ax.set_xlabel(label("上句（编码器给出键和值）", "line 1 (encoder: keys and values)"))
+    ax.set_ylabel(label("下句（解码器给出查询）", "line 2 (decoder: queries)"))
+fig.tight_layout()
+show_figure(fig, "03_cross_attention.png")
+
+# %%
+assert np.allclose(cross.sum(-1), 1.0, atol=1e-5)  # 每个查询的交叉注意力只分给上句的 5 个字，和为 1
+for name, (_, _, rise) in seq_loss.items():
+    assert rise > 0.08, name  # 两个模型都真用上了上句：换成别的联的上句，损失就涨
+enc_right, dec_right = line2_nll(encdec, val).mean(1), line2_nll(deconly, val).mean(1)
+gap = enc_right - dec_right  # 每一联上，编码器-解码器比只有解码器多花多少纳特
+gap_err = gap.std() / np.sqrt(len(gap))
+print(f"编码器-解码器 − 只有解码器：{gap.mean():+.3f} ± {gap_err:.3f} 纳特/字（同一批验证联上逐联相减）")
+assert abs(encdec.num_parameters() - deconly.num_parameters()) < 0.15 * deconly.num_parameters()  # 参数差不多
+assert gap.mean() > 3 * gap_err  # 去掉交叉注意力没有吃亏：这个尺度上，只有解码器的模型反而更好
+
+# %% [markdown]
+# 交叉注意力和自注意力用的是同一个公式，只是查询和键、值来自两个序列：解码器的每个位置拿自己的查询，
+# 去和上句 5 个字的键比匹配度，按权重取回它们的值。上面的图就是这张 $5 \times 5$ 的权重表：每一行是写下句某个字时，
+# 注意力怎样分给上句的 5 个字（每行和为 1）。它并不均匀，有的座位被看得明显多些；上面打印的“同一座位上的份额”
+# 也有高过均匀的 0.2 的，但在这样小的模型和训练量下，并没有长出整齐的对角线，而且哪个座位被看得多随训练步数和种子而变，
+# 所以这里不作断言。
+# 第 05 讲会在只有解码器的模型里找到一个专看上句同一座位的头。
+#
+# 两个模型都用上了上句：换成别的联的上句，下句的损失都会上涨。而去掉交叉注意力、把上句和下句接成一串交给自注意力，
+# 并没有让模型变差——参数差不多、步数相同，只有解码器的模型在下句上的损失反而更低：它的两层注意力都能同时看上句和
+# 自己已经写出的字，在同一个 softmax 里权衡两边。这就是 GPT 敢把交叉注意力整个砍掉的底气：有原文的任务，
+# 把原文写在前文里就行；没有原文的任务（续写、聊天、写代码）本来就用不上它。
+
+# %% [markdown]
 # ## 小结
 #
 # - 注意力 = 匹配（$QK^\top$）→ 归一化（softmax）→ 取回（乘 $V$），全是矩阵运算，不需要 RNN。
@@ -742,6 +935,7 @@ my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选�
 # - 因果遮罩让每个位置只看过去——第六讲 GPT 的核心。
 # - 但“只用注意力”在小尺度上并不比 RNN 猜得准：一层注意力只是值的线性混合。要更好，还得配上 MLP、残差，
 #   叠成更深更大的模型（第 05–07 讲）。
+# - 查询来自解码器、键和值来自编码器，就是交叉注意力；把原文接在前文里交给自注意力，也能做同样的事（GPT 的做法）。
 #
 # 但注意力还有一个盲点：它对词的**顺序**毫不在意——把句子打乱，每个词得到的加权和不变。
 # 第四讲的位置编码来补这个缺口。

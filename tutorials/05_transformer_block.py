@@ -29,6 +29,8 @@
 # 8. **Post-LN 与 Pre-LN**：LayerNorm 放在残差之后还是子层之前，在深一点的模型上比一比。
 # 9. **打开黑箱**：用前面写好的零件亲手拼出整个 GPT，和 `minigpt.GPT` 算出的 logits 完全一致。
 #    从下一讲起我们直接用 `minigpt`——但已经知道它里面是什么了。
+# 10. **唐诗的对仗**：在五言的联上训练的小 GPT 里，有一个头专看上句的同一个座位；同一个“白”字，
+#    经过自注意力后随上下文得到不同的向量，押的下一个字也不同（量出来）。
 #
 # 每个结论后面都跟着一个 `assert`：如果结论不成立（或者将来有人改坏了代码），这份教程自己就会报错。
 #
@@ -871,6 +873,137 @@ my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选�
 # `minigpt/model.py` 里的 `CausalSelfAttention`、`MLP`、`Block`、`GPT` 做的就是上面这几十行，
 # 只是把一些步骤交给了融合的算子（更快、更省内存，反向传播是手推的），并多了生成用的 KV 缓存。
 # 从下一讲起，我们直接用 `minigpt`，而且知道它里面的每一步是什么。
+
+# %% [markdown]
+# ## 11. 唐诗的对仗：有没有一个头专看上一句的同一个座位？
+#
+# 律诗的一联常常**对仗**：下句第 $i$ 个字和上句第 $i$ 个字词性相同、意思相对——“白日”对“黄河”，“依山尽”对“入海流”。
+# 对下句的每个字来说，最有用的一条线索，就藏在上句**同一个座位**上。这是只有中文诗才有的多头例子：
+# 一个头要是学会了“往回数六个位置”，它就能在写下句时，一个字一个字地对着上句看。
+#
+# 从自带的唐诗语料里取出所有五言的一联（“上句，下句。”，一共 12 个词元），只留常用的 1500 个字写成的联，
+# 训练一个 2 层 × 4 头的小 GPT。因果遮罩下，猜下句第 $i$ 个字的是它前面那个位置（第一个字由逗号来猜），
+# 那个位置的查询要是看向上句第 $i$ 个字，就是在“对仗”。对每个头，量出这些查询落在上句同一座位上的注意力，
+# 再和“均匀地看前文”时落在那里的份额（$1/(\text{前文长度})$）比。
+#
+# **先猜一猜**：训练前每个头落在同一座位上的注意力，和均匀的份额差多少？训练几百步之后，最好的头会是均匀份额的几倍？
+
+# %%
+from tutorials.couplets import load_couplets
+from tutorials.course import CJK
+
+tang = load_couplets()  # 每一联是 12 个编号；训练集和验证集按整首诗切开
+couplets, couplets_val, couplet_chars = tang.train, tang.val, tang.chars
+couplet_stoi = {c: i for i, c in enumerate(couplet_chars)}
+print(f"五言的联：训练 {len(couplets):,} 联，验证 {len(couplets_val):,} 联；词表 {tang.vocab_size} 个字")
+print("例如：", tang.decode(couplets_val[0]))
+
+COUPLET_STEPS = 300 if QUICK else 1000
+mg.manual_seed(0)
+poet = GPT(GPTConfig(vocab_size=len(couplet_chars), block_size=11, n_layer=2, n_head=4, n_embd=64))
+couplet_probe = couplets_val[:500, :11]  # 输入是前 11 个词元，第 i 个位置猜第 i + 1 个
+QUERIES = np.arange(5, 10)  # 逗号和下句前四个字：猜下句第 1..5 个字的位置
+SEATS = QUERIES - 5  # 各自在上句的同一座位
+uniform_share = float(np.mean(1 / (QUERIES + 1)))  # 均匀地看前文时，落在那一个位置上的份额
+
+
+def seat_mass(model: GPT, offset: int = 5) -> np.ndarray:
+    """每层每个头：猜下句第 i 个字的查询，落在往回 `offset` 个位置上的平均注意力（offset = 5：上句同一座位）。"""
+    maps = np.stack(model.attention_maps(couplet_probe))  # (层, B, nh, 11, 11)
+    return maps[:, :, :, QUERIES, QUERIES - offset].mean(axis=(1, 3))  # (层, nh)
+
+
+mass_before = seat_mass(poet)
+optimizer = optim.AdamW(poet.parameters(), lr=3e-3)
+rng = np.random.default_rng(0)
+t0 = time.time()
+for _ in range(COUPLET_STEPS):
+    batch = couplets[rng.integers(0, len(couplets), 64)]
+    _, loss = poet(batch[:, :-1], batch[:, 1:])  # 前向
+    optimizer.zero_grad()
+    loss.backward()  # 反向传播
+    optimizer.step()  # 更新
+print(f"训练 {COUPLET_STEPS} 步，用时 {time.time() - t0:.1f} 秒，训练损失 {loss.item():.2f}")
+mass_after, mass_next = seat_mass(poet), seat_mass(poet, offset=6)
+print(f"均匀地看前文时，落在上句同一座位上的份额：{uniform_share:.3f}")
+for layer in range(2):
+    for head in range(4):
+        print(f"  第 {layer} 层 头 {head}：训练前 {mass_before[layer, head]:.3f}，训练后 {mass_after[layer, head]:.3f}"
+              f"（对照：往回 6 个位置 {mass_next[layer, head]:.3f}）")
+best = np.unravel_index(np.argmax(mass_after), mass_after.shape)
+print(f"最好的头是第 {best[0]} 层 头 {best[1]}：均匀份额的 {mass_after[best] / uniform_share:.1f} 倍")
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+names = [f"{layer}.{head}" for layer in range(2) for head in range(4)]
+axes[0].bar(np.arange(8) - 0.2, mass_before.ravel(), width=0.4, label=label("训练前", "before training"))
+axes[0].bar(np.arange(8) + 0.2, mass_after.ravel(), width=0.4, label=label("训练后", "after training"))
+axes[0].axhline(uniform_share, color="black", lw=0.8, ls=":", label=label("均匀的份额", "uniform share"))
+axes[0].set_xticks(range(8), names)
+axes[0].set_xlabel(label("层.头", "layer.head"))
+axes[0].set_ylabel(label("落在上句同一座位上的注意力", "attention on the same seat of line 1"))
+axes[0].legend()
+seat_names = [f"上{i}" for i in range(1, 6)] + ["，"] + [f"下{i}" for i in range(1, 5)]  # 11 个输入位置
+ticks = seat_names if CJK else [str(i) for i in range(11)]
+best_map = np.stack(poet.attention_maps(couplet_probe))[best[0], :, best[1]].mean(axis=0)  # (11, 11)：500 联的平均
+fig.colorbar(axes[1].imshow(best_map, cmap="Blues", vmin=0), ax=axes[1], fraction=0.046)
+for q in QUERIES:  # 方框：猜下句第 i 个字的查询，和上句的第 i 个字
+    axes[1].add_patch(plt.Rectangle((q - 5.5, q - 0.5), 1, 1, fill=False, ec="crimson", lw=1.5))
+axes[1].set_xticks(range(11), ticks)
+axes[1].set_yticks(range(11), ticks)
+axes[1].set_xlabel(label("被看的位置（键）", "key position"))
+axes[1].set_ylabel(label("看的位置（查询）", "query position"))
+axes[1].set_title(label(f"第 {best[0]} 层 头 {best[1]}，验证集 500 联的平均", f"layer {best[0]}, head {best[1]}, mean"))
+fig.tight_layout()
+show_figure(fig, "05_couplet_head.png")
+
+assert mass_before.max() < 1.3 * uniform_share, "训练前，没有哪个头偏爱上句的同一座位"
+assert mass_after[best] > 2.5 * uniform_share, "训练后，有一个头专看上句的同一座位"
+assert mass_after[best] > 2 * mass_next[best], "它看的正是同一座位，而不是随便哪个靠前的位置"
+
+# %% [markdown]
+# 训练前，每个头落在同一座位上的注意力都和均匀的份额差不多；训练几百步之后，有一个头把几倍于均匀份额的注意力
+# 放在了上句的同一座位上（热图里红框标出的格子：猜下句第 $i$ 个字时看上句第 $i$ 个字），
+# 而往回 6 个位置（上句的前一个座位）它看得少得多。没有人告诉模型什么是对仗，
+# 它自己从三万多联诗里找到了这条最有用的线索，并交给一个头专门去做——
+# 这正是多头的用处：一个头专做这件事，别的头照样做各自的事，不必为它让路。哪一层、哪个头学会它，随种子而变。
+#
+# ### 同一个字，不同的向量
+#
+# 讲义里“他推了推眼镜”和“他推了推门”，同一个“推”，后面接的完全不同：难处在上下文，不在字本身。
+# 诗里也一样。“白”后面最常见的是“云”，也常是“发”“头”“首”——白云是山水，白发是老去。
+# 嵌入表给每个“白”的都是同一个向量（同一座位上连位置向量都一样），只靠它，猜“云”还是“发”只能一视同仁；
+# 自注意力把前文混了进来，每个“白”得到的向量不再一样。在没见过的联里找出所有后面是“云”或“发、头、首”的“白”，
+# 比一比模型在“白”这个位置上给“云”和给“白发”一类的概率。
+
+# %%
+white = couplet_stoi["白"]
+cloud, hair = couplet_stoi["云"], [couplet_stoi[c] for c in "发头首"]
+b_idx, t_idx = np.nonzero(couplets_val[:, :10] == white)  # 每个“白”：哪一联、第几个位置（后面还有字）
+follower = couplets_val[b_idx, t_idx + 1]
+groups = {"白云": follower == cloud, "白发": np.isin(follower, hair)}
+with mg.no_grad():
+    logp = poet(couplets_val[:, :11])[0].log_softmax(-1).numpy()  # (N, 11, V)
+    hidden = poet.hidden_states(couplets_val[:, :11]).numpy()  # (N, 11, C)：lm_head 读的向量
+log_odds = logp[b_idx, t_idx, cloud] - np.logaddexp.reduce(logp[b_idx, t_idx][:, hair], axis=-1)  # ln P(云)/P(发头首)
+vectors = hidden[b_idx, t_idx] / np.linalg.norm(hidden[b_idx, t_idx], axis=-1, keepdims=True)
+cos = vectors @ vectors.T
+for name, mask in groups.items():
+    print(f"后面是“{name[1]}”一类的“白”：{mask.sum()} 个；"
+          f"模型在“白”处的 ln P(云)/P(发头首) 平均 {log_odds[mask].mean():+.2f}")
+inside_cos = np.mean([cos[np.ix_(m, m)][~np.eye(m.sum(), dtype=bool)].mean() for m in groups.values()])
+across_cos = cos[np.ix_(groups["白云"], groups["白发"])].mean()
+print(f"“白”的向量的余弦相似度：同一组里平均 {inside_cos:.2f}，两组之间平均 {across_cos:.2f}（嵌入表给的向量：1）")
+diff = log_odds[groups["白云"]].mean() - log_odds[groups["白发"]].mean()
+diff_err = math.hypot(*(log_odds[m].std() / math.sqrt(m.sum()) for m in groups.values()))
+print(f"两组的 ln P(云)/P(发头首) 相差 {diff:.2f} ± {diff_err:.2f}")
+
+assert cos[np.triu_indices(len(cos), 1)].mean() < 0.9, "同一个字，上下文不同，向量就不同"
+assert diff > 3 * diff_err, "前文是山水还是老去，模型在“白”处就押不同的下一个字"
+
+# %% [markdown]
+# 同一个“白”字，经过自注意力以后，向量随上下文而变；而且变得有用：后面真是“云”的那些“白”，模型在那里就更押“云”，
+# 后面真是“发”“头”“首”的，就更押它们——只看“白”这一个字的计数表做不到这一点，它给每个“白”的都是同一个分布。
 #
 # ## 小结
 #

@@ -840,9 +840,6 @@ assert hits[6][0] > 0.5 and hits[6][1] > 0.9  # 句末标点
 assert hits[2][1] > 2 * max(hits[1][1], hits[3][1])  # 词的第二个字
 assert max(hits[s][0] for s in range(1, 6)) < 0.35  # 诗句本身没有哪个位置好猜
 
-# %%
-my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选择题猜对几个
-
 # %% [markdown]
 # 猜字游戏和熵说的是同一件事：格律锁定的位置（句末标点）一猜就中；词的第二个字常在前十名里；
 # 每个词的第一个字最难，因为那里是诗人真正在“选字”的地方。
@@ -859,6 +856,10 @@ my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选�
 # 前一个字帮了多少忙，就看在没见过的诗上，它比只用一元分布省下了多少比特。
 #
 # **先猜一猜**：“床前看月光”的“光”，能帮你猜到下一句的“疑”吗？句子里面的“看”→“月”呢？两者各能省下多少比特？
+
+# %%
+my_guesses.guess("relay_inside_bits", 0.5, "句内：前一个字比一元分布省下多少比特", default=0.5)  # 改成你的猜测
+my_guesses.guess("relay_across_bits", 0.5, "句间：上一句的末字帮下一句的首字省下多少比特", default=0.5)
 
 # %%
 HALF_LINE = re.compile(r"[\u4e00-\u9fff]+")  # 两个标点之间的一串字：半句
@@ -905,6 +906,8 @@ for name, train_keys, val_keys in (("句内", fair, inside_val), ("句间", rela
           f"省下 {saved[name][0]:+.2f} ± {saved[name][1]:.2f}")
 same = float(np.mean(relay_val // ZV == relay_val % ZV))
 print(f"下一句恰好用上一句的末字开头（成语接龙的规则）：{same:.2%} 的句间接字对")
+my_guesses.reveal("relay_inside_bits", saved["句内"][0])
+my_guesses.reveal("relay_across_bits", saved["句间"][0])
 
 # %%
 assert saved["句内"][0] > 0.4  # 句子里面，前一个字实实在在地帮忙……
@@ -931,6 +934,9 @@ for a, b in zip(halves, halves[1:]):
     rank = int((p > p[zh_tok.stoi[b[0]]]).sum()) + 1
     top = "、".join(zh_tok.chars[i] for i in np.argsort(-p)[:3])
     print(f"  “{a}”的末字“{a[-1]}” → 猜 {top}；真字“{b[0]}”排第 {rank}")
+
+# %%
+my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选择题猜对几个
 
 # %% [markdown]
 # 候选里常有“不”“何”这类本来就常在句首的字，也有只在训练诗里碰巧见过一两次的接法；真字往往排在几百名开外。

@@ -729,9 +729,6 @@ ladder.record("03", [
 ], ys)
 print("记下了第 03 讲的一级：只用注意力")
 
-# %%
-my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选择题猜对几个
-
 # %% [markdown]
 # ## 8. 交叉注意力：查询来自一句，键和值来自另一句
 #
@@ -751,6 +748,10 @@ my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选�
 # 交叉注意力的图——解码器写下句第 $i$ 个字时，看的是上句哪个字？
 #
 # **先猜一猜**：少了交叉注意力，只有解码器的模型会吃亏吗？交叉注意力的图会是什么样子？
+
+# %%
+my_guesses.guess("decoder_only_loses", "会吃亏", "同样的参数和步数，只有解码器的模型比编码器-解码器",
+                 options=["会吃亏", "不吃亏"], default="会吃亏")  # 改成你的猜测
 
 # %%
 from minigpt import GPT, GPTConfig
@@ -909,6 +910,7 @@ gap = enc_right - dec_right  # 每一联上，编码器-解码器比只有解码
 gap_err = gap.std() / np.sqrt(len(gap))
 print(f"编码器-解码器 − 只有解码器：{gap.mean():+.3f} ± {gap_err:.3f} 纳特/字（同一批验证联上逐联相减）")
 assert abs(encdec.num_parameters() - deconly.num_parameters()) < 0.15 * deconly.num_parameters()  # 参数差不多
+my_guesses.reveal("decoder_only_loses", "会吃亏" if gap.mean() < 0 else "不吃亏")
 assert gap.mean() > 3 * gap_err  # 去掉交叉注意力没有吃亏：这个尺度上，只有解码器的模型反而更好
 
 # %% [markdown]
@@ -923,6 +925,9 @@ assert gap.mean() > 3 * gap_err  # 去掉交叉注意力没有吃亏：这个尺
 # 并没有让模型变差——参数差不多、步数相同，只有解码器的模型在下句上的损失反而更低：它的两层注意力都能同时看上句和
 # 自己已经写出的字，在同一个 softmax 里权衡两边。这就是 GPT 敢把交叉注意力整个砍掉的底气：有原文的任务，
 # 把原文写在前文里就行；没有原文的任务（续写、聊天、写代码）本来就用不上它。
+
+# %%
+my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选择题猜对几个
 
 # %% [markdown]
 # ## 小结

@@ -864,9 +864,6 @@ print(f"对照：把精确的 GELU 换成 GPT-2 的 tanh 近似，最大差变�
 assert block_gap < 1e-12 and gpt_gap < 1e-12, "亲手拼出的整个 GPT 就是 minigpt 的 GPT，差别只在 float64 的舍入误差"
 assert tanh_gap > 1e-8, "这个核对足够灵敏，看得出两种 GELU 的差别"
 
-# %%
-my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选择题猜对几个
-
 # %% [markdown]
 # 亲手拼的 GPT 和 `minigpt.GPT` 只差 float64 的舍入误差；这个检查也足够灵敏——
 # 只把 GELU 换成近似式，差别就大了好几个数量级。
@@ -887,6 +884,10 @@ my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选�
 # 再和“均匀地看前文”时落在那里的份额（$1/(\text{前文长度})$）比。
 #
 # **先猜一猜**：训练前每个头落在同一座位上的注意力，和均匀的份额差多少？训练几百步之后，最好的头会是均匀份额的几倍？
+
+# %%
+my_guesses.guess("couplet_head_ratio", 2.0, "训练后，最好的头落在上句同一座位上的注意力是均匀份额的几倍",
+                 default=2.0)  # 改成你的猜测
 
 # %%
 from tutorials.couplets import load_couplets
@@ -932,6 +933,7 @@ for layer in range(2):
               f"（对照：往回 6 个位置 {mass_next[layer, head]:.3f}）")
 best = np.unravel_index(np.argmax(mass_after), mass_after.shape)
 print(f"最好的头是第 {best[0]} 层 头 {best[1]}：均匀份额的 {mass_after[best] / uniform_share:.1f} 倍")
+my_guesses.reveal("couplet_head_ratio", float(mass_after[best] / uniform_share))
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
@@ -1000,6 +1002,9 @@ print(f"两组的 ln P(云)/P(发头首) 相差 {diff:.2f} ± {diff_err:.2f}")
 
 assert cos[np.triu_indices(len(cos), 1)].mean() < 0.9, "同一个字，上下文不同，向量就不同"
 assert diff > 3 * diff_err, "前文是山水还是老去，模型在“白”处就押不同的下一个字"
+
+# %%
+my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选择题猜对几个
 
 # %% [markdown]
 # 同一个“白”字，经过自注意力以后，向量随上下文而变；而且变得有用：后面真是“云”的那些“白”，模型在那里就更押“云”，

@@ -945,7 +945,7 @@ axes[0].set_xticks(range(8), names)
 axes[0].set_xlabel(label("层.头", "layer.head"))
 axes[0].set_ylabel(label("落在上句同一座位上的注意力", "attention on the same seat of line 1"))
 axes[0].legend()
-seat_names = [f"上{i}" for i in range(1, 6)] + ["，"] + [f"下{i}" for i in range(1, 5)]  # 11 个输入位置
+seat_names = [f"上{i}" for i in range(1, 6)] + ["，"] + [f"下{i}" for i in range(1, 6)]  # 11 个输入位置
 ticks = seat_names if CJK else [str(i) for i in range(11)]
 best_map = np.stack(poet.attention_maps(couplet_probe))[best[0], :, best[1]].mean(axis=0)  # (11, 11)：500 联的平均
 fig.colorbar(axes[1].imshow(best_map, cmap="Blues", vmin=0), ax=axes[1], fraction=0.046)

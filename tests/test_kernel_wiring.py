@@ -96,6 +96,18 @@ def test_cross_entropy(reduction, layout):
 
 
 @needs_numba
+def test_log_softmax_and_cross_entropy_of_huge_logits():
+    """log p = (z - max) - log(sum): done in another order (z - (max + log(sum)), as fast-math reassociation may),
+    logits near 1000 lose four digits of the result."""
+    x = mg.tensor(np.array([[1000, 1000, -1000, -1000], [1000, 999.5, 0, -3]], np.float32), requires_grad=True)
+    both_ways("softmax", lambda: value_and_grads(F.log_softmax(x, dim=-1), x))
+    targets = np.array([[0, 1], [1, 1], [2, 1], [3, 1]])  # every class of the huge row, in turn
+    loss = lambda: F.cross_entropy(x[[0, 1, 0, 1, 0, 1, 0, 1]], targets.reshape(-1), label_smoothing=0.1,
+                                   reduction="none")
+    both_ways("cross_entropy", lambda: value_and_grads(loss(), x))
+
+
+@needs_numba
 @pytest.mark.parametrize("cls", [optim.AdamW, optim.Adam])
 def test_adam_and_adamw_steps(cls):
     def steps():

@@ -40,6 +40,7 @@ import minigrad.functional as F
 from minigpt import GPT, GPTConfig
 from minigpt.threads import ThreadChooser, candidates
 from minigrad import nn, optim
+from minigrad.fused import kernels
 
 try:
     import torch
@@ -420,6 +421,8 @@ def main() -> None:
         print("note: PyTorch is not installed; only minigrad's columns are measured")
 
     print(blas_env.header())
+    print(f"fused ops: {kernels.implementation()} (numba: the compiled kernels of the extra `fast`; "
+          "MINIGRAD_KERNELS=numpy forces the NumPy reference)")
     print(f"device {args.device}, {args.repeats} steps a side in alternating turns of {BURST}, after {args.warmup} "
           "warm-up; medians")
     peak = max(sgemm_peak().values()) if args.device == "cpu" else 0.0

@@ -15,6 +15,7 @@ from typing import Any
 from minigrad.backend import get_array_module
 from minigrad.function import Function
 from minigrad.fused.embedding import check_ids
+from minigrad.fused.kernels.select import compiled
 from minigrad.fused.softmax import stable_log_softmax
 from minigrad.tensor import ShapeError, Tensor
 
@@ -67,6 +68,7 @@ class CrossEntropy(Function):
     """loss_i = -sum_c q_ic log softmax(z_i)_c, where q_i is row i's target distribution:
     q_ic = w_t (1 - eps) [c = t_i] + w_c eps / C (w the class weights or 1, eps the label smoothing, 0 for
     an ignored row);  gz_i = softmax(z_i) * sum_c q_ic - q_i, times the reduction's scale.
+    With the compiled kernels (kernels/select.py) each row is one pass each way (kernels/numba_cross_entropy.py).
     """
 
     targets: Any
@@ -86,19 +88,29 @@ class CrossEntropy(Function):
         counted = counted.astype(z.dtype)  # 1 or 0 (a bool array would turn Python floats into float64)
         weight = None if self.weight is None else self.weight.astype(z.dtype)
         w_t = counted if weight is None else weight[t] * counted  # (N,)
-        log_probs = stable_log_softmax(z, axis=-1)
-        losses = -(1 - eps) * w_t * log_probs[rows, t]
-        if eps:
-            every_class = log_probs.sum(axis=-1) if weight is None else log_probs @ weight  # (N,)
-            losses -= (eps / num_classes) * every_class * counted
+        fast = compiled("cross_entropy", z, w_t, weight)  # kernels/numba_cross_entropy.py, or None: NumPy
+        if fast:
+            losses, probs = fast.cross_entropy_forward(z, t, w_t, counted, weight, eps)
+        else:
+            log_probs = stable_log_softmax(z, axis=-1)
+            losses = -(1 - eps) * w_t * log_probs[rows, t]
+            if eps:
+                every_class = log_probs.sum(axis=-1) if weight is None else log_probs @ weight  # (N,)
+                losses -= (eps / num_classes) * every_class * counted
+            probs = xp.exp(log_probs)
         self.total_weight = w_t.sum()
         self.probs, self.t, self.rows, self.w_t, self.counted, self.cast_weight = (
-            xp.exp(log_probs), t, rows, w_t, counted, weight)
+            probs, t, rows, w_t, counted, weight)
         self.shape = logits.shape
         return reduce_losses(losses, self.total_weight, self.reduction, self.targets.shape)
 
     def backward(self, gy):
         eps, num_classes = self.label_smoothing, self.probs.shape[1]
+        scale = row_scale(gy, self.total_weight, self.reduction, self.counted)  # (N, 1)
+        fast = compiled("cross_entropy", gy, self.probs)
+        if fast:
+            gz = fast.cross_entropy_backward(self.probs, self.t, self.w_t, self.counted, self.cast_weight, eps, scale)
+            return restore_layout(gz, self.shape)
         all_weights = num_classes if self.cast_weight is None else self.cast_weight.sum()
         q_sum = (1 - eps) * self.w_t + (eps / num_classes) * all_weights * self.counted  # sum_c q_ic, (N,)
         gz = self.probs * q_sum[:, None]
@@ -106,7 +118,7 @@ class CrossEntropy(Function):
         if eps:
             class_weights = 1 if self.cast_weight is None else self.cast_weight[None, :]
             gz -= (eps / num_classes) * class_weights * self.counted[:, None]
-        gz *= row_scale(gy, self.total_weight, self.reduction, self.counted)
+        gz *= scale
         return restore_layout(gz, self.shape)
 
     def composed(self, logits):

@@ -13,6 +13,7 @@ from typing import Any
 
 from minigrad.backend import get_array_module
 from minigrad.function import Function
+from minigrad.fused.kernels.select import compiled
 from minigrad.ops import special
 from minigrad.ops.activations import require_float
 from minigrad.runtime.threads import in_chunks
@@ -25,12 +26,14 @@ class GELU(Function):
     PyTorch's `gelu(x)` (approximate="none") and nanoGPT's MLP. Forward computes the slope dy/dx beside y
     (Phi and phi come out of one pass, special.normal_cdf_and_density) and keeps only the slope: backward is
     then one product, gx = gy * dy/dx. A GPT runs this on every activation of its MLPs, so the work goes in
-    cache-sized blocks, and on very large arrays over the threads (runtime/threads.py, in_chunks). twins.gelu
-    composes it from erf.
+    cache-sized blocks, and on very large arrays over the threads (runtime/threads.py, in_chunks). With the
+    compiled kernels (kernels/select.py) the same formula runs as one pass instead (kernels/numba_gelu.py).
+    twins.gelu composes it from erf.
     """
 
     def forward(self, x):
-        y, self.slope = in_chunks(gelu_and_slope, require_float("gelu", x))
+        fast = compiled("gelu", require_float("gelu", x))  # kernels/numba_gelu.py, or None: the NumPy code
+        y, self.slope = fast.gelu_forward(x) if fast else in_chunks(gelu_and_slope, x)
         return y
 
     def backward(self, gy):

@@ -12,6 +12,7 @@ import numpy as np
 from minigrad.backend import get_array_module
 from minigrad.function import Function
 from minigrad.fused.kernels import blas
+from minigrad.fused.kernels.select import compiled
 
 
 class LayerNorm(Function):
@@ -21,6 +22,8 @@ class LayerNorm(Function):
     gw = sum(gy * xhat), gb = sum(gy) over every axis but the last.
     float16 input is normalised in float32, as PyTorch does: its variance easily overflows float16's 65504
     (a spread of 256 is enough), and 1 / sqrt(inf) would silently turn the whole row into zeros.
+    With the compiled kernels (kernels/select.py) both directions run as two passes per row instead
+    (kernels/numba_layernorm.py), saving the same xhat and rstd.
     """
 
     eps: float
@@ -28,6 +31,11 @@ class LayerNorm(Function):
     def forward(self, x, weight=None, bias=None):
         xp = get_array_module(x)
         self.dtype = x.dtype
+        fast = compiled("layernorm", x, weight, bias) if x.size else None  # kernels/numba_layernorm.py, or None
+        if fast:
+            self.weight, self.has_bias = weight, bias is not None
+            y, self.xhat, self.rstd = fast.layer_norm_forward(x, weight, bias, self.eps)
+            return y
         x, weight, bias = (None if a is None else a.astype(np.float32) if a.dtype == np.float16 else a
                            for a in (x, weight, bias))
         xhat = x - blas.row_mean(x)  # centred here, normalised in place below
@@ -40,6 +48,10 @@ class LayerNorm(Function):
         return y.astype(self.dtype, copy=False)
 
     def backward(self, gy):
+        fast = compiled("layernorm", gy, self.xhat, self.weight) if gy.size else None
+        if fast:
+            gx, gw, gb = fast.layer_norm_backward(gy, self.xhat, self.rstd, self.weight, self.has_bias)
+            return tuple(g for g in (gx, gw, gb) if g is not None)
         xhat, width = self.xhat, self.xhat.shape[-1]
         gy = gy.astype(xhat.dtype, copy=False)  # float16: the gradients are computed in float32 too
         grads = []

@@ -3,6 +3,7 @@
 Composed from primitives (twins.softmax), softmax is exp, a sum and a division: three nodes, and exp overflows
 for logits past ~88 in float32. Here the row maximum is subtracted first (the value does not change), and the
 backward applies the Jacobian diag(y) - y y^T without forming it. tests/test_fused.py shows both twins agree.
+With the compiled kernels (kernels/select.py) the ops' rows run in two passes each (kernels/numba_softmax.py).
 Read next: cross_entropy.py.
 """
 
@@ -13,6 +14,7 @@ from typing import Any
 from minigrad.backend import get_array_module
 from minigrad.function import Function
 from minigrad.fused.kernels import blas
+from minigrad.fused.kernels.select import compiled
 from minigrad.ops.activations import require_float
 
 
@@ -51,11 +53,14 @@ class Softmax(Function):
     axis: int
 
     def forward(self, x):
-        self.y = stable_softmax(require_float("softmax", x), self.axis)
+        fast = compiled("softmax", require_float("softmax", x))  # kernels/numba_softmax.py, or None: NumPy
+        self.y = fast.softmax_forward(x, self.axis) if fast else stable_softmax(x, self.axis)
         return self.y
 
     def backward(self, gy):
-        y = self.y
+        y, fast = self.y, compiled("softmax", gy, self.y)  # (None on tensors, for create_graph)
+        if fast:
+            return fast.softmax_backward(gy, y, self.axis)
         return y * (gy - (gy * y).sum(axis=self.axis, keepdims=True))
 
 
@@ -65,9 +70,12 @@ class LogSoftmax(Function):
     axis: int
 
     def forward(self, x):
-        self.y = stable_log_softmax(require_float("log_softmax", x), self.axis)
+        fast = compiled("softmax", require_float("log_softmax", x))  # kernels/numba_softmax.py, or None: NumPy
+        self.y = fast.log_softmax_forward(x, self.axis) if fast else stable_log_softmax(x, self.axis)
         return self.y
 
     def backward(self, gy):
-        xp = get_array_module(gy)
+        xp, fast = get_array_module(gy), compiled("softmax", gy, self.y)  # (None on tensors, for create_graph)
+        if fast:
+            return fast.log_softmax_backward(gy, self.y, self.axis)
         return gy - xp.exp(self.y) * gy.sum(axis=self.axis, keepdims=True)

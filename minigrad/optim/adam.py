@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from minigrad import backend
+from minigrad.fused.kernels.select import compiled
 from minigrad.optim.optimizer import Optimizer
 
 
@@ -40,7 +41,9 @@ class Adam(Optimizer):
             p = p - lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)
 
         m and v start at zero, so early on they underestimate; dividing by 1 - beta**t (the bias
-        correction) undoes that. Everything happens in place on the device, with one scratch array.
+        correction) undoes that. Everything happens in place on the device, with one scratch array
+        (adam_update); with the compiled kernels (minigrad/fused/kernels/select.py), in one pass per parameter
+        (numba_adamw.py).
         """
         for group in self.param_groups:
             lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
@@ -55,28 +58,39 @@ class Adam(Optimizer):
                     state = self.state[p] = {"step": 0, "exp_avg": xp.zeros_like(p.data),
                                              "exp_avg_sq": xp.zeros_like(p.data)}
                 state["step"] += 1
-                t = state["step"]
-                if weight_decay != 0:
-                    if self.decoupled_weight_decay:
-                        p.data *= 1 - lr * weight_decay
-                    else:
-                        g = g + weight_decay * p.data  # a new array: the stored gradient stays untouched
                 m, v = state["exp_avg"], state["exp_avg_sq"]
-                scratch = g - m  # the step's one new array, reused below
-                scratch *= 1 - beta1
-                m += scratch  # m = beta1 * m + (1 - beta1) * g, as m + (1 - beta1) (g - m): one pass fewer
-                xp.multiply(g, g, out=scratch)
-                scratch -= v
-                scratch *= 1 - beta2
-                v += scratch  # v = beta2 * v + (1 - beta2) * g**2, the same way
-                # lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps), with bc = 1 - beta**t, is, multiplying through
-                # by sqrt(bc2): (lr sqrt(bc2) / bc1) * m / (sqrt(v) + eps sqrt(bc2)). Two scalars, not two passes.
-                sqrt_bc2 = math.sqrt(1 - beta2**t)
-                denom = xp.sqrt(v, out=scratch)
-                denom += eps * sqrt_bc2
-                update = xp.divide(m, denom, out=scratch)
-                update *= lr * sqrt_bc2 / (1 - beta1**t)
-                p.data -= update
+                fast = compiled("adamw", p.data, g, m, v)  # fused/kernels/numba_adamw.py, or None: the NumPy code
+                if fast and not all(a.flags.c_contiguous for a in (p.data, m, v)):
+                    fast = None  # the kernel updates p, m and v in place: each must be one C-ordered block
+                (fast.adam_step if fast else adam_update)(p.data, g, m, v, lr, beta1, beta2, eps, weight_decay,
+                                                          state["step"], self.decoupled_weight_decay)
+
+
+def adam_update(p: Any, g: Any, m: Any, v: Any, lr: float, beta1: float, beta2: float, eps: float,
+                weight_decay: float, t: int, decoupled: bool) -> None:
+    """One Adam (decoupled=False) or AdamW (decoupled=True) update of the array p, in place, with its gradient
+    g, its moments m and v (also updated in place) and t its step count after this step (see Adam.step)."""
+    xp = backend.get_array_module(p)
+    if weight_decay != 0:
+        if decoupled:
+            p *= 1 - lr * weight_decay
+        else:
+            g = g + weight_decay * p  # a new array: the stored gradient stays untouched
+    scratch = g - m  # the step's one new array, reused below
+    scratch *= 1 - beta1
+    m += scratch  # m = beta1 * m + (1 - beta1) * g, as m + (1 - beta1) (g - m): one pass fewer
+    xp.multiply(g, g, out=scratch)
+    scratch -= v
+    scratch *= 1 - beta2
+    v += scratch  # v = beta2 * v + (1 - beta2) * g**2, the same way
+    # lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps), with bc = 1 - beta**t, is, multiplying through
+    # by sqrt(bc2): (lr sqrt(bc2) / bc1) * m / (sqrt(v) + eps sqrt(bc2)). Two scalars, not two passes.
+    sqrt_bc2 = math.sqrt(1 - beta2**t)
+    denom = xp.sqrt(v, out=scratch)
+    denom += eps * sqrt_bc2
+    update = xp.divide(m, denom, out=scratch)
+    update *= lr * sqrt_bc2 / (1 - beta1**t)
+    p -= update
 
 
 class AdamW(Adam):

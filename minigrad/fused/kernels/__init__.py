@@ -8,9 +8,10 @@ which floating-point sums are added). The rules for a kernel here:
 - **One reference, kernels behind it.** The op's NumPy code stays the specification; a kernel is selected
   beside it, never instead of it, and falls back to it where it does not apply (another dtype, another
   device, a shape it was not written for).
-- **Selected once per process.** Which implementation runs is decided when the kernel's module is imported
-  (is the compiler there? is this the CPU?), not per call, so a run never mixes implementations and a
-  profile reads the same from step to step.
+- **Selected once per process.** Whether the compiled kernels run is decided once, the first time an op asks
+  (select.py: is numba installed? did the user force NumPy?), not per call, so a run never mixes
+  implementations and a profile reads the same from step to step; per call the op only checks that the arrays
+  are ones the kernel is built for (float32 NumPy arrays).
 - **Tested equal to the reference.** Each kernel has a test that runs the op both ways on the same inputs,
   forward and backward, and asserts they agree (tests/test_ops_nn.py does so for the causal row blocks,
   tests/test_backend.py for the BLAS sums).
@@ -19,6 +20,13 @@ The kernels today:
 - blas.py: row and column sums and transposed copies that hand NumPy's loops to one BLAS call
   (layer norm, softmax, attention, and the bias gradient of a linear layer use them);
 - causal_rows.py: causal self-attention in blocks of query rows, skipping the masked tiles.
-Compiled CPU kernels go in their own modules here, each behind the op it implements.
-Read next: blas.py, then causal_rows.py.
+- numba_*.py: compiled CPU kernels (the optional extra `fast`) for the exact GELU, LayerNorm, softmax and
+  log-softmax, cross-entropy and Adam(W), each behind the op it implements; select.py chooses, once per process,
+  whether they or the NumPy code run (`MINIGRAD_KERNELS=numpy`, or `set_implementation("numpy")`, forces
+  NumPy). numba_attention.py is a causal attention kernel not wired in: it is slower than causal_rows.py.
+Read next: blas.py, causal_rows.py, then select.py.
 """
+
+from minigrad.fused.kernels.select import implementation, report, set_implementation, using
+
+__all__ = ["implementation", "report", "set_implementation", "using"]

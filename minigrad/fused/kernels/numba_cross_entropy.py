@@ -44,14 +44,17 @@ def _forward_rows(z: np.ndarray, t: np.ndarray, w_t: np.ndarray, counted: np.nda
         m = row_max(z, i)
         total = ZERO
         for c in range(classes):
-            total += exp32(z[i, c] - m)
-        shift = m + np.log(total)  # log p_ic = z_ic - shift
+            shifted = z[i, c] - m
+            probs[i, c] = shifted  # (for now: z - m, stored, so that LLVM cannot fold m into log_total below)
+            total += exp32(shifted)
+        log_total = np.log(total)  # log p_ic = (z_ic - m) - log_total, subtracted in that order, as the NumPy op
+        target_log_p = probs[i, t[i]] - log_total  # (z - m - log_total as z - (m + log_total) loses digits)
         every_class = ZERO
         for c in range(classes):
-            log_p = z[i, c] - shift
+            log_p = probs[i, c] - log_total
             probs[i, c] = exp32(log_p)
             every_class += weight[c] * log_p
-        loss = -(ONE - eps) * w_t[i] * (z[i, t[i]] - shift)
+        loss = -(ONE - eps) * w_t[i] * target_log_p
         if eps != ZERO:
             loss -= smooth * every_class * counted[i]
         losses[i] = loss

@@ -33,7 +33,7 @@ _mills = special._MILLS_FLOAT32  # (private there: this kernel is the one other 
 SCALE, SHIFT = np.float32(_mills.scale), np.float32(_mills.shift)
 M0, M1, M2, M3, M4, M5, M6, M7, M8 = (np.float32(c) for c in _mills.coefficients)
 MILLS_K, TAIL = np.float32(special.MILLS_K), np.float32(special.TAIL)
-MINUS_HALF, ZERO, ONE, TWO = np.float32(-0.5), np.float32(0.0), np.float32(1.0), np.float32(2.0)
+MINUS_HALF, ZERO, HALF, ONE, TWO = (np.float32(c) for c in (-0.5, 0.0, 0.5, 1.0, 2.0))
 INV_SQRT_2PI = np.float32(1 / math.sqrt(2 * math.pi))
 
 
@@ -48,6 +48,9 @@ def _gelu_and_slope(x: np.ndarray, y: np.ndarray, slope: np.ndarray) -> None:
         s = (MILLS_K / (a + MILLS_K)) * SCALE + SHIFT
         mills = M0 + s * (M1 + s * (M2 + s * (M3 + s * (M4 + s * (M5 + s * (M6 + s * (M7 + s * M8)))))))
         tail = mills * gauss  # Phi(-|x|)
+        # Phi(0) = 1/2 exactly, as in PyTorch and the NumPy op: evaluated with fused multiply-adds (which make this
+        # loop 1.7x faster), the polynomial rounds to 1/2 + 1 ulp there.
+        tail = HALF if a == ZERO else tail
         right = ONE if xi >= ZERO else ZERO  # Phi = right - (2 right - 1) tail, as the NumPy op writes it
         cdf = right - (right * TWO - ONE) * tail
         y[i] = xi * cdf

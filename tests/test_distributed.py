@@ -159,6 +159,7 @@ def test_ctrl_c_ends_every_rank_after_rank_0_saves(tmp_path):
     assert (tmp_path / "saved").read_text() == f"SIGINT after {stopped[0]} steps"
 
 
+@needs_mpi4py
 def test_a_second_ctrl_c_or_an_error_in_one_rank_jobs_behave_as_without_mpi(one_rank):
     from minigpt.distributed_training import RankGuard
 

@@ -291,6 +291,8 @@ def _parse_header(header_bytes: bytes, path: str) -> dict[str, Any]:
         header = json.loads(header_bytes.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise CheckpointError(f"{path}: not a valid safetensors file: its header is not JSON ({error})") from None
+    except RecursionError:  # a hostile header nested deeper than Python's recursion limit
+        raise CheckpointError(f"{path}: not a valid safetensors file: its header is nested too deeply") from None
     if not isinstance(header, dict):
         raise CheckpointError(f"{path}: not a valid safetensors file: its header is not a JSON object")
     return header

@@ -272,3 +272,11 @@ def test_a_sparse_file_is_refused_from_its_header_without_reading_its_data(tmp_p
     path.write_bytes(data + bytes(10))
     with pytest.raises(CheckpointError, match="its header describes 112 bytes of tensors, the file holds 122"):
         mg.load(path)
+
+
+def test_a_header_nested_past_the_recursion_limit_is_one_clear_error(tmp_path):
+    header = ('{"__metadata__": {"a": ' + "[" * 100_000 + "]" * 100_000 + "}}").encode()
+    path = tmp_path / "nested.safetensors"
+    path.write_bytes(len(header).to_bytes(8, "little") + header)
+    with pytest.raises(mg.CheckpointError, match="nested too deeply"):
+        mg.load(path)

@@ -14,6 +14,22 @@ import numpy as np
 import pytest
 
 torch_installed = importlib.util.find_spec("torch") is not None
+needs_torch = [pytest.mark.torch, pytest.mark.skipif(not torch_installed, reason="needs PyTorch as the oracle")]
+PACKAGES = ["minigrad", pytest.param("torch", marks=needs_torch)]  # every program runs under both
+
+
+@pytest.fixture
+def one_torch_thread():
+    """PyTorch's threads only compete with each other at these tiny sizes (ten times slower on a busy machine)."""
+    if not torch_installed:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
 
 
 def imports(package):

@@ -10,7 +10,7 @@ Read next: test_pytorch_programs_makemore.py.
 import math
 
 import pytest
-from test_pytorch_programs import imports, torch_installed
+from test_pytorch_programs import PACKAGES, imports, needs_torch, one_torch_thread, torch_installed  # noqa: F401
 
 import minigrad
 
@@ -18,22 +18,7 @@ TEXT = ("first citizen: before we proceed any further, hear me speak. all: speak
         "all resolved rather to die than to famish? all: resolved. resolved. first citizen: first, you know caius "
         "marcius is chief enemy to the people. all: we know't, we know't. first citizen: let us kill him, and "
         "we'll have corn at our own price. is't a verdict? all: no more talking on't; let it be done: away, away! ")
-needs_torch = [pytest.mark.torch, pytest.mark.skipif(not torch_installed, reason="needs PyTorch as the oracle")]
-PACKAGES = ["minigrad", pytest.param("torch", marks=needs_torch)]
-
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """PyTorch's threads only compete with each other at these tiny sizes (ten times slower on a busy machine)."""
-    if not torch_installed:
-        yield
-        return
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # PyTorch on one thread (test_pytorch_programs says why)
 
 
 # ---------------------------------------------------------------------------------------------------------------

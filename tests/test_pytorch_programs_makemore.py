@@ -11,25 +11,10 @@ Read next: test_pytorch_programs_gpt.py.
 
 import numpy as np
 import pytest
-from test_pytorch_programs import imports, torch_installed
+from test_pytorch_programs import PACKAGES, imports, needs_torch, one_torch_thread, torch_installed  # noqa: F401
 
 SYLLABLES = ["ka", "mi", "ro", "se", "lu", "an", "na", "el", "ti", "jo", "ra", "be", "ly", "do", "vi"]
-needs_torch = [pytest.mark.torch, pytest.mark.skipif(not torch_installed, reason="needs PyTorch as the oracle")]
-PACKAGES = ["minigrad", pytest.param("torch", marks=needs_torch)]
-
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """PyTorch's threads only compete with each other at these tiny sizes (ten times slower on a busy machine)."""
-    if not torch_installed:
-        yield
-        return
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # PyTorch on one thread (test_pytorch_programs says why)
 
 
 def names(n=120, seed=0):

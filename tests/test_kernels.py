@@ -9,6 +9,7 @@ import math
 import os
 import subprocess
 import sys
+import time
 import warnings
 
 import numpy as np
@@ -278,3 +279,21 @@ def test_without_numba_the_kernels_are_simply_not_ready(tmp_path):
     result = _python(code, {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)})
     assert result.stdout.strip() == "False False", result.stderr
     assert "Warning" not in result.stderr
+
+
+def test_stale_cache_folders_are_pruned_and_the_current_one_kept(tmp_path):
+    """An upgrade leaves a new digest folder; the old ones, unused for 30 days, go. Other files are never touched."""
+    month_ago = time.time() - 31 * 86400
+    for name in ("0123456789ab", "aaaaaaaaaaaa", "fedcba987654"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "kernel.nbi").write_bytes(b"x")
+        os.utime(tmp_path / name, (month_ago, month_ago))
+    os.utime(tmp_path / "fedcba987654")  # used today by another version: kept
+    (tmp_path / "my_notes").mkdir()  # not a digest folder: kept however old
+    os.utime(tmp_path / "my_notes", (month_ago, month_ago))
+
+    deleted = numba_setup.prune_stale_caches(tmp_path, keep="0123456789ab")
+
+    assert [p.name for p in deleted] == ["aaaaaaaaaaaa"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["0123456789ab", "fedcba987654", "my_notes"]
+    assert (tmp_path / "0123456789ab").stat().st_mtime > time.time() - 60  # the current one marked as used now

@@ -6,7 +6,9 @@ code stays the specification and the default. This module holds the policy they 
   kernel module's `ready()` answers False and the NumPy op is used.
 - The disk cache: numba writes compiled code next to the source by default (often a read-only site-packages);
   unless the user set NUMBA_CACHE_DIR, it goes to the user's cache directory,
-  ~/.cache/minigrad/numba/<a digest of the kernels' sources>.
+  ~/.cache/minigrad/numba/<a digest of the kernels' sources>. Every version of the sources gets its own folder,
+  so `prepare` marks the current one as used and deletes the folders that no process has used for 30 days
+  (`prune_stale_caches`): an upgraded install does not leave old compiled code behind forever.
 - `kernel`: numba's `njit` with the settings every kernel uses: cached, one thread (parallel=True fights
   OpenBLAS's threads), NumPy's error model (x / 0 is inf or nan, not a ZeroDivisionError), and never the
   `nnan`/`ninf` fast-math flags, so -inf masks and NaN (for anomaly detection) keep their meaning.
@@ -19,7 +21,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import sys
+import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -44,6 +48,31 @@ def sources_digest() -> str:
     for path in sorted(Path(__file__).parent.glob("numba_*.py")):
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
+
+
+STALE_AFTER_DAYS = 30.0  # a cache folder no process has used for this long belongs to an old version
+
+
+def prune_stale_caches(root: Path, keep: str, stale_after_days: float = STALE_AFTER_DAYS) -> list[Path]:
+    """Mark `root/keep` as used now and delete the other digest folders in `root` unused for `stale_after_days`.
+
+    Only folders named like a digest (12 hex digits) are touched, so nothing else a user keeps there is lost.
+    A folder's modification time is its last use: every process that loads the kernels refreshes its own.
+    Returns the folders deleted.
+    """
+    current = root / keep
+    if current.is_dir():
+        os.utime(current)
+    if not root.is_dir():
+        return []
+    oldest_kept = time.time() - stale_after_days * 86400
+    deleted = []
+    for folder in root.iterdir():
+        is_digest = len(folder.name) == 12 and all(c in "0123456789abcdef" for c in folder.name)
+        if is_digest and folder.name != keep and folder.is_dir() and folder.stat().st_mtime < oldest_kept:
+            shutil.rmtree(folder, ignore_errors=True)  # another process may be deleting it too
+            deleted.append(folder)
+    return deleted
 
 
 # numba reads NUMBA_CACHE_DIR when it is first imported, so the default is set before the import below.
@@ -90,6 +119,18 @@ def _announce(ev: Any) -> None:
 
 
 _ANNOUNCED: list[bool] = []  # one line per process, however many modules compile
+_PRUNED: list[bool] = []  # the cache folders are looked at once per process
+
+
+def _prune_once() -> None:
+    """Prune stale cache folders once per process, and only in minigrad's own cache (not a NUMBA_CACHE_DIR the
+    user chose: that folder is theirs)."""
+    if _PRUNED:
+        return
+    _PRUNED.append(True)
+    ours = default_cache_dir() / sources_digest()
+    if Path(os.environ.get("NUMBA_CACHE_DIR", "")) == ours:
+        prune_stale_caches(ours.parent, ours.name)
 
 if AVAILABLE:
     class _Announcer(event.Listener):
@@ -110,6 +151,7 @@ def prepare(what: str, warm_up: Callable[[], None]) -> bool:
     """
     if not AVAILABLE:
         return False
+    _prune_once()
     try:
         with event.install_listener("numba:compile", _Announcer()):
             warm_up()

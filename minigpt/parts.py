@@ -15,8 +15,8 @@ signature and meaning below; the defaults are exactly what minigpt uses (the fus
 The course's capstone (tutorials/capstone.py) fills these with a learner's answers to the exercises and trains the
 result. Two paths need minigpt's own attention and refuse a custom one in one line: a forward with a KV cache
 (`generate` then recomputes the whole window each step instead, which gives the same tokens), and attention
-dropout while training. The default split_heads is replaced in the model by one reshape of q, k and v together:
-the same values, one copy instead of three.
+dropout while training; `GPT.attention_maps` always shows minigpt's own attention probabilities. The default
+split_heads is replaced in the model by one reshape of q, k and v together: the same values, one copy, not three.
 Read next: model.py, which calls these parts.
 """
 

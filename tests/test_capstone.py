@@ -18,7 +18,15 @@ import minigrad.functional as F
 from minigpt import GPT, GPTConfig
 from minigpt import parts as default_parts
 from minigpt.parts import Parts
-from tutorials.capstone import PartError, batches, checked_once, learner_parts, parts_from, train_losses
+from tutorials.capstone import (
+    PartError,
+    batches,
+    checked_once,
+    learner_parts,
+    parts_from,
+    train_losses,
+    with_derived_backward,
+)
 from tutorials.solutions import lecture03, lecture05
 
 CONFIG = GPTConfig(vocab_size=23, block_size=16, n_layer=2, n_head=4, n_embd=32)
@@ -88,6 +96,27 @@ def test_the_reference_solutions_train_to_minigpts_losses():
     np.testing.assert_allclose(learners, own, rtol=0, atol=LOSS_TOLERANCE)
 
 
+def test_the_hand_derived_layer_norm_backward_trains_to_minigpts_losses_too():
+    parts = learner_parts("solutions", derived_backward=True)
+    curves = []
+    for model_parts in (None, parts):
+        mg.manual_seed(0)
+        curves.append(train_losses(GPT(CONFIG, model_parts), batches(ids(2, (2000,)).ravel(), 4, 16, seed=0), 5, 3e-3))
+    np.testing.assert_allclose(curves[1], curves[0], rtol=0, atol=LOSS_TOLERANCE)
+
+
+def test_the_derived_backward_is_the_one_that_runs():
+    """With 5.5's Function in the seam, its backward makes the gradients: a wrong one leaves the logits as they are
+    and changes the gradients (so the check above is not passing through autograd's own LayerNorm backward)."""
+    mg.manual_seed(0)
+    logits, grads = forward_backward(GPT(CONFIG))
+    mg.manual_seed(0)
+    wrong_logits, wrong_grads = forward_backward(GPT(CONFIG, Parts(layer_norm=with_derived_backward(NormOnlyDirect))))
+    np.testing.assert_allclose(wrong_logits, logits, rtol=1e-5, atol=1e-6)
+    name = "transformer.h.0.attn.c_attn.weight"
+    assert np.abs(wrong_grads[name] - grads[name]).max() > 1e-3 * np.abs(grads[name]).max()
+
+
 def test_the_reference_solutions_generate_the_same_tokens():
     mg.manual_seed(0)
     own = GPT(CONFIG)
@@ -145,6 +174,33 @@ def split_by_reshape(x, n_head):
 
 SOLUTIONS = {"causal_attention": lecture03.causal_attention, "layer_norm": lecture05.layer_norm,
              "split_heads": lecture05.split_heads}
+
+
+class NormOnlyDirect(mg.Function):
+    """Exercise 5.5 with the backward through the division only: the mean's and the variance's paths dropped."""
+
+    forward = lecture05.LayerNorm.forward
+
+    def backward(self, gy):
+        return gy * self.rstd
+
+
+class NormAxis1(mg.Function):
+    """Exercise 5.5 averaging over axis 1: the last axis of the checker's 2-D input, time in a GPT's (B, T, C)."""
+
+    forward = lecture05.LayerNorm.forward
+
+    def backward(self, gy):
+        xhat = self.xhat
+        return self.rstd * (gy - gy.mean(axis=1, keepdims=True) - xhat * (gy * xhat).mean(axis=1, keepdims=True))
+
+
+@pytest.mark.parametrize("mutant, caught_by", [(NormOnlyDirect, "checker"), (NormAxis1, "gpt"), (None, "checker")])
+def test_a_wrong_derived_backward_is_refused_naming_exercise_5_5(mutant, caught_by):
+    with pytest.raises(PartError) as refused:
+        parts_from({**SOLUTIONS, "layer_norm_function": mutant})
+    assert str(refused.value).startswith("练习 5.5（LayerNorm 的反向传播）") and refused.value.number == "5.5"
+    assert (refused.value.status == "gpt") == (caught_by == "gpt"), str(refused.value)
 
 
 @pytest.mark.parametrize("field, mutant, number, caught_by", [

@@ -27,7 +27,8 @@
 #
 # 1. 零件清单：一个 GPT 调用了哪些函数，默认的是哪些；
 # 2. 用你的答案拼一个 GPT（答案还空着时，换成参考答案，并大声说出来）；
-# 3. 同一颗种子，同一条曲线：用参考答案拼的 GPT 和 `minigpt` 自己的 GPT 逐步比较损失；
+# 3. 同一颗种子，同一条曲线：用参考答案拼的 GPT 和 `minigpt` 自己的 GPT 逐步比较损失；再换上练习 5.5 手推的
+#    LayerNorm 反向传播，比一次；
 # 4. 一个错的零件：故意写错三个零件，看报错怎样点名；
 # 5. 训练你的 GPT，在尺子上打分；
 # 6. 上梯子：它和计数模型、附带的 GPT 比，逐窗口算差距；
@@ -176,6 +177,25 @@ ax_diff.set_title(label("差别只在 float32 的舍入里", "The difference is 
 ax_diff.legend()
 fig.tight_layout()
 show_figure(fig, "09_same_curve.png")
+
+# %% [markdown]
+# 上面的 LayerNorm 用的是练习 5.2 的前向：它的反向传播是 minigrad 顺着你写的每一步基本运算自动求出来的。
+# 练习 5.5 里，你亲手推导过 LayerNorm 的反向传播，$g_x = r\,(g_y - \overline{g_y} - \hat{x}\,\overline{g_y\hat{x}})$。
+# `learner_parts(..., derived_backward=True)` 把 LayerNorm 换成你在 5.5 写的那个 `mg.Function`（再乘 weight、加 bias）：
+# 这样训练 GPT 的梯度里，每一层 LayerNorm 那一段都是用你推导的公式算的。它也应当走出同一条曲线。
+
+# %%
+try:
+    derived_parts, derived_source = learner_parts("answers", derived_backward=True), "你的答案"
+except PartError as why:
+    print(f"！！ 没能用你的答案：{why}\n！！ 这里改用参考答案的 LayerNorm 反向传播（练习 5.5）")
+    derived_parts, derived_source = learner_parts("solutions", derived_backward=True), "参考答案"
+mg.manual_seed(SEED)
+derived_curve = np.array(train_losses(GPT(SMALL, derived_parts), batches(ys.train, 12, SMALL.block_size, seed=0),
+                                      COMPARE_STEPS, LR, warmup=10))
+print(f"LayerNorm 的反向传播用{derived_source}（练习 5.5）：和 minigpt 的曲线每一步之差最大 "
+      f"{np.abs(derived_curve - own).max():.2e} 纳特")
+assert np.abs(derived_curve - own).max() <= TOLERANCE, "手推的反向传播应当训练出同一条曲线"
 
 # %% [markdown]
 # ## 4. 一个错的零件

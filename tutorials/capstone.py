@@ -7,7 +7,9 @@ reference solutions) and returns a `minigpt.parts.Parts` for `GPT(config, parts)
     layer_norm         exercise 5.2 (tutorials/exercises/lecture05.py)
     split_heads        exercise 5.3 (tutorials/exercises/lecture05.py)
 
-(the GELU stays minigpt's: no exercise asks for it). Before a part goes in, two things must hold, or `PartError`
+(the GELU stays minigpt's: no exercise asks for it). With `derived_backward=True` the LayerNorm is built instead
+around the learner's `LayerNorm` Function of exercise 5.5, so that the backward they derived by hand trains the
+model. Before a part goes in, two things must hold, or `PartError`
 says in one Chinese line which exercise failed and why:
 
 1. its exercise's own checker passes it (the grading of `python -m tutorials.exercises check`);
@@ -56,37 +58,51 @@ class PartError(ValueError):
         super().__init__(message)
 
 
-def learner_parts(source: str = "answers", check_at_first_call: bool = True) -> Parts:
+def learner_parts(source: str = "answers", check_at_first_call: bool = True, derived_backward: bool = False) -> Parts:
     """The GPT parts written in the learner's answer files ("answers") or in the reference solutions ("solutions").
 
     Each is graded by its exercise's checker, then compared with minigpt's own part at GPT shapes; the first that
     fails raises `PartError` naming its exercise. With `check_at_first_call`, each part is compared once more on
     its first call inside the model (on the model's own tensors), and raises `PartError` there if it differs.
+    With `derived_backward`, the LayerNorm is the learner's `LayerNorm` Function of exercise 5.5 (the backward they
+    derived by hand) times weight plus bias, instead of 5.2's composed forward, whose backward autograd derives.
     """
     if source not in ("answers", "solutions"):
         raise ValueError(f"learner_parts: source must be 'answers' or 'solutions', not {source!r}")
     modules = {lecture: answers(lecture, solutions=source == "solutions") for lecture in ("03", "05")}
+    exercises = PART_EXERCISES + ((DERIVED_LAYER_NORM,) if derived_backward else ())
     functions = {name: getattr(modules[f"{int(number.split('.')[0]):02d}"], find(number).name, None)
-                 for name, number, _ in PART_EXERCISES}
+                 for name, number, _ in exercises}
     return parts_from(functions, check_at_first_call)
 
 
+# With it, the LayerNorm part is built around the learner's mg.Function of exercise 5.5 (see `with_derived_backward`).
+DERIVED_LAYER_NORM = ("layer_norm_function", "5.5", "LayerNorm 的反向传播")
+
+
 def parts_from(functions: dict[str, Any], check_at_first_call: bool = True) -> Parts:
-    """`learner_parts` for functions given directly, keyed by the fields of Parts they fill (PART_EXERCISES)."""
-    for name, number, title in PART_EXERCISES:
+    """`learner_parts` for functions given directly, keyed by the fields of Parts they fill (PART_EXERCISES), and
+    "layer_norm_function" for an mg.Function of exercise 5.5 (which then makes the LayerNorm part)."""
+    derived = "layer_norm_function" in functions
+    for name, number, title in PART_EXERCISES + ((DERIVED_LAYER_NORM,) if derived else ()):
         result = grade(find(number), functions.get(name))
         if not result.passed:
             raise PartError(number, title, result.status,
                             f"练习 {number}（{title}）还没通过：{result.message}——你的 GPT 用不了它")
-    parts = Parts(layer_norm=with_zero_bias(functions["layer_norm"]), split_heads=functions["split_heads"],
+    layer_norm = with_derived_backward(functions["layer_norm_function"]) if derived else \
+        with_zero_bias(functions["layer_norm"])
+    parts = Parts(layer_norm=layer_norm, split_heads=functions["split_heads"],
                   causal_attention=functions["causal_attention"])
-    for name, number, title in PART_EXERCISES:
+    # which exercise answers for each field: with 5.5's Function, the LayerNorm is its
+    named = [DERIVED_LAYER_NORM[1:] if derived and name == "layer_norm" else (number, title)
+             for name, number, title in PART_EXERCISES]
+    for (name, _, _), (number, title) in zip(PART_EXERCISES, named):
         for what, inputs in probes(name):
             compare_part(getattr(parts, name), getattr(default_parts.DEFAULT, name), inputs, number, title, what)
     if not check_at_first_call:
         return parts
     return Parts(**{name: checked_once(getattr(parts, name), getattr(default_parts.DEFAULT, name), number, title)
-                    for name, number, title in PART_EXERCISES})
+                    for (name, _, _), (number, title) in zip(PART_EXERCISES, named)})
 
 
 def with_zero_bias(layer_norm: Callable[..., mg.Tensor]) -> Callable[..., mg.Tensor]:
@@ -95,6 +111,17 @@ def with_zero_bias(layer_norm: Callable[..., mg.Tensor]) -> Callable[..., mg.Ten
         if bias is None:
             bias = mg.zeros(x.shape[-1], dtype=x.dtype)
         return layer_norm(x, weight, bias, eps)
+
+    return part
+
+
+def with_derived_backward(normalise: type[mg.Function]) -> Callable[..., mg.Tensor]:
+    """y = normalise(x) * weight + bias: exercise 5.5's Function (x̂ and its hand-derived backward), then the affine."""
+    def part(x: mg.Tensor, weight: mg.Tensor, bias: mg.Tensor | None, eps: float) -> mg.Tensor:
+        if eps != 1e-5:  # the exercise's forward is written for minigpt's eps
+            raise ValueError(f"exercise 5.5's LayerNorm normalises with eps = 1e-5; this model asks for {eps}")
+        y = normalise.apply(x) * weight
+        return y if bias is None else y + bias
 
     return part
 

@@ -14,14 +14,15 @@ import pytest
 from tutorials.exercises import LECTURES
 
 TUTORIALS = Path(__file__).resolve().parent.parent / "tutorials"
-FILES = sorted(TUTORIALS.glob("0[0-8]_*.py"))
+FILES = sorted(TUTORIALS.glob("0[0-9]_*.py"))
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
 def test_a_lecture_counts_its_exercises_right(path):
     text = path.read_text(encoding="utf-8")
     counts = {int(n) for n in re.findall(r"(\d+) 道练习", text)}
-    assert counts == {len(LECTURES[path.name[:2]])}, (path.name, counts)
+    # a lecture without exercises of its own (09, the capstone, uses 03's, 05's and 06's) claims none
+    assert counts == ({len(LECTURES[path.name[:2]])} if path.name[:2] in LECTURES else set()), (path.name, counts)
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])

@@ -636,6 +636,7 @@ WRONG = GAPS + SHORTCUTS + [
     ("0.7", lambda steps_with: 0.01, "还能再大一些"),
     ("1.6", lambda train_ids, vocab_size: (6, 0.5), "像是在训练文本本身上挑的"),
     ("2.6", lambda ratio_at, target: 1.0, "偏置还不够大"),
+    ("7.6", lambda train_ids, vocab_size, gpt_probs: 0.0, "λ 几乎是 0"),
 ]
 
 

@@ -18,6 +18,7 @@ from tutorials.exercises import LECTURES, find
 from tutorials.exercises.grading import grade
 from tutorials.exercises.mutants import mutants
 from tutorials.exercises.tools import NGramCounts
+from tutorials.kneser_ney import KneserNey
 from tutorials.solutions import lecture01 as sol01
 from tutorials.yardstick import cut_windows
 
@@ -77,6 +78,20 @@ def gate_bias_by_fine_scan(ratio_at, target):
     return bias
 
 
+def mix_chosen_on_counted_text(train_ids, vocab_size, gpt_probs):
+    counted = train_ids[:200_000]
+    kn = KneserNey(counted, vocab_size, max_order=10, scale=1.2)
+    x, y = cut_windows(counted)  # windows of the very text Kneser-Ney counted: it has all but memorised them
+    p_kn, p_gpt = kn.probs(x, y), gpt_probs(x, y)
+    return min(np.linspace(0, 1, 21), key=lambda w: -np.log(w * p_gpt + (1 - w) * p_kn).mean())
+
+
+def mix_chosen_on_the_yardstick(train_ids, vocab_size, gpt_probs):
+    ys = tutorials.yardstick.load()
+    p_kn = KneserNey(train_ids, vocab_size, max_order=10, scale=1.2).probs(ys.x, ys.y)
+    return min(np.linspace(0, 1, 21), key=lambda w: -np.log(w * gpt_probs(ys.x, ys.y) + (1 - w) * p_kn).mean())
+
+
 @pytest.mark.parametrize(("number", "answer", "hint"), [
     ("0.7", lr_scan_too_coarse, "还能再大一些"),
     ("0.7", lr_past_the_edge, "发散了"),
@@ -89,6 +104,11 @@ def gate_bias_by_fine_scan(ratio_at, target):
     ("1.6", lambda train_ids, vocab_size: (9, 2.0), "k 应是 0 到 6 的整数"),
     ("2.6", gate_bias_too_generous, "要找的是最小的那个"),
     ("2.6", gate_bias_by_fine_scan, "用二分法"),
+    ("7.6", mix_chosen_on_counted_text, "在没数过的开发集上挑"),
+    ("7.6", mix_chosen_on_the_yardstick, "不许碰尺子"),
+    ("7.6", lambda train_ids, vocab_size, gpt_probs: 1.0, "GPT 占得太多"),
+    ("7.6", lambda train_ids, vocab_size, gpt_probs: 0.7, "细细扫一遍"),
+    ("7.6", lambda train_ids, vocab_size, gpt_probs: 1.5, "0 到 1 之间的数"),
 ])
 def test_an_experiment_done_wrong_is_rejected(number, answer, hint):
     result = grade(find(number), answer)

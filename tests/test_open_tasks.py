@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import minigpt.data
+import minigrad as mg
 import tutorials.yardstick
 from tutorials.exercises import LECTURES, find
 from tutorials.exercises.grading import grade
@@ -92,6 +93,37 @@ def mix_chosen_on_the_yardstick(train_ids, vocab_size, gpt_probs):
     return min(np.linspace(0, 1, 21), key=lambda w: -np.log(w * gpt_probs(ys.x, ys.y) + (1 - w) * p_kn).mean())
 
 
+class PostLNStack(mg.nn.Module):
+    """x <- LN(x + tanh(W x)): the residual's sum goes through a LayerNorm every layer (post-LN)."""
+
+    def __init__(self, depth, width):
+        super().__init__()
+        self.layers = mg.nn.ModuleList([mg.nn.Linear(width, width) for _ in range(depth)])
+        self.norms = mg.nn.ModuleList([mg.nn.LayerNorm(width) for _ in range(depth)])
+        self.readout = mg.nn.Linear(width, 1)
+
+    def forward(self, x):
+        for layer, norm in zip(self.layers, self.norms):
+            x = norm(x + layer(x).tanh())
+        return self.readout(x)
+
+
+class ThreeLayersUsed(PostLNStack):
+    def forward(self, x):
+        for layer in self.layers[:3]:  # the other 17 are built but never used
+            x = x + layer(x).tanh()
+        return self.readout(x)
+
+
+class WideOnTheSide(PostLNStack):
+    def __init__(self, depth, width):
+        super().__init__(depth, width)
+        self.wide = mg.nn.Sequential(mg.nn.Linear(width, 256), mg.nn.Tanh(), mg.nn.Linear(256, 1))
+
+    def forward(self, x):
+        return super().forward(x) + self.wide(x)  # a wide shallow network does the work
+
+
 @pytest.mark.parametrize(("number", "answer", "hint"), [
     ("0.7", lr_scan_too_coarse, "还能再大一些"),
     ("0.7", lr_past_the_edge, "发散了"),
@@ -104,6 +136,11 @@ def mix_chosen_on_the_yardstick(train_ids, vocab_size, gpt_probs):
     ("1.6", lambda train_ids, vocab_size: (9, 2.0), "k 应是 0 到 6 的整数"),
     ("2.6", gate_bias_too_generous, "要找的是最小的那个"),
     ("2.6", gate_bias_by_fine_scan, "用二分法"),
+    ("5.7", PostLNStack, "LayerNorm 放在哪里"),
+    ("5.7", ThreeLayersUsed, "没有得到梯度"),
+    ("5.7", WideOnTheSide, "不是换一个更宽的网络"),
+    ("5.7", lambda depth, width: mg.nn.Sequential(mg.nn.Linear(width, width), mg.nn.Tanh(), mg.nn.Linear(width, 1)),
+     "20 层深的网络"),
     ("7.6", mix_chosen_on_counted_text, "在没数过的开发集上挑"),
     ("7.6", mix_chosen_on_the_yardstick, "不许碰尺子"),
     ("7.6", lambda train_ids, vocab_size, gpt_probs: 1.0, "GPT 占得太多"),

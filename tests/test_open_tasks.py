@@ -16,11 +16,13 @@ import minigpt.data
 import minigrad as mg
 import tutorials.yardstick
 from tutorials.exercises import LECTURES, find
+from tutorials.exercises.checks.lecture06 import lecture_schedule
 from tutorials.exercises.grading import grade
 from tutorials.exercises.mutants import mutants
 from tutorials.exercises.tools import NGramCounts
 from tutorials.kneser_ney import KneserNey
 from tutorials.solutions import lecture01 as sol01
+from tutorials.solutions import lecture03 as sol03
 from tutorials.yardstick import cut_windows
 
 
@@ -93,6 +95,28 @@ def mix_chosen_on_the_yardstick(train_ids, vocab_size, gpt_probs):
     return min(np.linspace(0, 1, 21), key=lambda w: -np.log(w * gpt_probs(ys.x, ys.y) + (1 - w) * p_kn).mean())
 
 
+class PronounAttentionUnmasked(mg.nn.Module):
+    """Lecture 03 section 2's model with its noun mask taken out: the pronoun may look at every word."""
+
+    def __init__(self, vocab_size, seq, d):
+        super().__init__()
+        self.tok, self.pos = mg.nn.Embedding(vocab_size, d), mg.nn.Embedding(seq, d)
+        self.query, self.key, self.value = mg.nn.Linear(d, d), mg.nn.Linear(d, d), mg.nn.Linear(d, d)
+        self.head = mg.nn.Linear(d, vocab_size)
+
+    def forward(self, ids):
+        x = self.tok(ids) + self.pos(np.arange(ids.shape[1]))
+        q, k, v = self.query(x), self.key(x), self.value(x)
+        p = (q @ k.swapaxes(-1, -2) / np.sqrt(q.shape[-1])).softmax(axis=-1)
+        return self.head((p @ v)[:, 5]), p
+
+
+class PointerShowingUniformAttention(sol03.PointerAttention):
+    def forward(self, ids):
+        logits, p = super().forward(ids)
+        return logits, mg.ones(p.shape) / p.shape[-1]  # the weights it shows are not the ones it used
+
+
 class PostLNStack(mg.nn.Module):
     """x <- LN(x + tanh(W x)): the residual's sum goes through a LayerNorm every layer (post-LN)."""
 
@@ -136,11 +160,15 @@ class WideOnTheSide(PostLNStack):
     ("1.6", lambda train_ids, vocab_size: (9, 2.0), "k 应是 0 到 6 的整数"),
     ("2.6", gate_bias_too_generous, "要找的是最小的那个"),
     ("2.6", gate_bias_by_fine_scan, "用二分法"),
+    ("3.6", PronounAttentionUnmasked, "怎样让答案只能从被看的那个词来"),
+    ("3.6", PointerShowingUniformAttention, "注意力却没有集中在正确的名词上"),
     ("5.7", PostLNStack, "LayerNorm 放在哪里"),
     ("5.7", ThreeLayersUsed, "没有得到梯度"),
     ("5.7", WideOnTheSide, "不是换一个更宽的网络"),
     ("5.7", lambda depth, width: mg.nn.Sequential(mg.nn.Linear(width, width), mg.nn.Tanh(), mg.nn.Linear(width, 1)),
      "20 层深的网络"),
+    ("6.7", lecture_schedule, "长长的预热和早早开始的衰减"),
+    ("6.7", lambda step, total_steps: 3e-2, "受不了这么大的步子"),
     ("7.6", mix_chosen_on_counted_text, "在没数过的开发集上挑"),
     ("7.6", mix_chosen_on_the_yardstick, "不许碰尺子"),
     ("7.6", lambda train_ids, vocab_size, gpt_probs: 1.0, "GPT 占得太多"),

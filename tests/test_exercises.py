@@ -637,6 +637,7 @@ WRONG = GAPS + SHORTCUTS + [
     ("1.6", lambda train_ids, vocab_size: (6, 0.5), "像是在训练文本本身上挑的"),
     ("2.6", lambda ratio_at, target: 1.0, "偏置还不够大"),
     ("3.6", lambda vocab_size, seq, d: None, "应返回一个 nn.Module"),
+    ("4.5", lambda n_head, train_length: None, "应返回一个 nn.Module"),
     ("5.7", lambda depth, width: mg.nn.Sequential(
         *[m for _ in range(depth) for m in (mg.nn.Linear(width, width), mg.nn.Tanh())], mg.nn.Linear(width, 1)),
      "直通车道"),

@@ -117,6 +117,41 @@ class PointerShowingUniformAttention(sol03.PointerAttention):
         return logits, mg.ones(p.shape) / p.shape[-1]  # the weights it shows are not the ones it used
 
 
+class AbsoluteBias(mg.nn.Module):
+    """A learnable table bias[h, i, j] for every pair of positions: `rows` of them."""
+
+    def __init__(self, n_head, train_length, rows=None):
+        super().__init__()
+        rows = rows or train_length
+        self.table = mg.nn.Parameter(np.zeros((n_head, rows, rows)))
+
+    def forward(self, T):
+        return self.table[:, :T, :T]
+
+
+class RelativeBiasUnclipped(mg.nn.Module):
+    """One number per head and distance, for every distance up to 47: those past 15 are never trained."""
+
+    def __init__(self, n_head, train_length):
+        super().__init__()
+        self.table = mg.nn.Parameter(np.zeros((n_head, 3 * train_length)))
+
+    def forward(self, T):
+        return self.table[:, np.clip(np.arange(T)[:, None] - np.arange(T)[None, :], 0, None)]
+
+
+class LooksTwoBack(mg.nn.Module):
+    """A fixed bias that looks exactly two back: it knows the first task, not the second."""
+
+    def __init__(self, n_head, train_length):
+        super().__init__()
+        self.n_head = n_head
+
+    def forward(self, T):
+        distance = np.arange(T)[:, None] - np.arange(T)[None, :]
+        return np.broadcast_to(np.where(distance == 2, 0.0, -20.0), (self.n_head, T, T))
+
+
 class PostLNStack(mg.nn.Module):
     """x <- LN(x + tanh(W x)): the residual's sum goes through a LayerNorm every layer (post-LN)."""
 
@@ -162,6 +197,10 @@ class WideOnTheSide(PostLNStack):
     ("2.6", gate_bias_by_fine_scan, "用二分法"),
     ("3.6", PronounAttentionUnmasked, "怎样让答案只能从被看的那个词来"),
     ("3.6", PointerShowingUniformAttention, "注意力却没有集中在正确的名词上"),
+    ("4.5", AbsoluteBias, "更长时没有那几行"),
+    ("4.5", lambda n_head, train_length: AbsoluteBias(n_head, train_length, rows=48), "只看相对距离"),
+    ("4.5", RelativeBiasUnclipped, "也得有个说法"),
+    ("4.5", LooksTwoBack, "前面第 5 个词元”在训练长度上只答对"),
     ("5.7", PostLNStack, "LayerNorm 放在哪里"),
     ("5.7", ThreeLayersUsed, "没有得到梯度"),
     ("5.7", WideOnTheSide, "不是换一个更宽的网络"),

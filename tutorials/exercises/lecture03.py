@@ -5,7 +5,7 @@
     python -m tutorials.exercises check 03
     from tutorials.exercises import check; check("03")   # Notebook 里
 
-3.1–3.3 用 minigrad 的张量运算写（矩阵乘法 `@`、`exp`、`sum`、`max`、`masked_fill`、`softmax` 都有）。
+3.1–3.3 和 3.6 用 minigrad 的张量运算写（矩阵乘法 `@`、`exp`、`sum`、`max`、`masked_fill`、`softmax` 都有）。
 交换最后两维请用 `k.swapaxes(-1, -2)`。
 参考答案在 `tutorials/solutions/lecture03.py`——先自己做。
 """
@@ -68,5 +68,5 @@ class Softmax(mg.Function):
 # 每次把词重新编号（所以没法事先知道哪些编号是名词），在没见过的句子上量：
 # 正确率平均 ≥ 95%，代词放在正确名词上的注意力权重平均 ≥ 0.5（一半以上的注意力落在它上面）。
 # 先把第 2 节的 PronounAttention 去掉遮罩，量一量它差在哪里；再想想：怎样让答案只能从被看的那个词来？
-def pronoun_model(vocab_size: int, seq: int, d: int):
+def pronoun_model(vocab_size: int, seq: int, d: int) -> mg.nn.Module:
     raise NotImplementedError

@@ -5,11 +5,14 @@
     python -m tutorials.exercises check 04
     from tutorials.exercises import check; check("04")   # Notebook 里
 
-这一讲的练习都用 NumPy。记号：第 i 对维度（i = 0, 1, ..., d/2 − 1）的角频率是 ω_i = 10000^(−2i/d)。
+4.1–4.4 用 NumPy，4.5 用 minigrad（mg.nn.Module、mg.nn.Parameter）。
+记号：第 i 对维度（i = 0, 1, ..., d/2 − 1）的角频率是 ω_i = 10000^(−2i/d)。
 参考答案在 `tutorials/solutions/lecture04.py`——先自己做。
 """
 
 import numpy as np
+
+import minigrad as mg
 
 
 # 练习 4.1 ★ 正弦余弦位置编码表
@@ -53,5 +56,5 @@ def offset_matrix(k: int, dim: int) -> np.ndarray:
 # 考两道题：“输出前面第 2 个词元”和“输出前面第 5 个词元”（同一个设计，各训练一个模型）。
 # 目标：两道题在训练时没见过的位置 16–47 上，答对率都 ≥ 90%。
 # 先试试一张可学习的 (n_head, 16, 16) 表，看它在长度 48 上会怎样；再想想偏置该依赖什么。
-def position_bias(n_head: int, train_length: int):
+def position_bias(n_head: int, train_length: int) -> mg.nn.Module:
     raise NotImplementedError

@@ -5,7 +5,8 @@
     python -m tutorials.exercises check 05
     from tutorials.exercises import check; check("05")   # Notebook 里
 
-5.2–5.4 和 5.6 用 minigrad 的张量运算写。方差请用均值写出来：((x − μ)²).mean(...)（Tensor.var 的默认值将随 PyTorch
+5.2–5.4 和 5.6 用 minigrad 的张量运算写（5.7 用 mg.nn 搭一个网络）。
+方差请用均值写出来：((x − μ)²).mean(...)（Tensor.var 的默认值将随 PyTorch
 改成无偏估计）；交换两维用 `swapaxes`。nn.Linear 的权重形状是 (out, in)，y = x @ Wᵀ + b（也可以用 F.linear）。
 参考答案在 `tutorials/solutions/lecture05.py`——先自己做。
 """
@@ -86,5 +87,5 @@ def post_ln_block(x: mg.Tensor, w: dict, n_head: int) -> mg.Tensor:
 # 换 3 个随机种子各做一次：平均要 ≤ 0.5。参数个数有上限：20 层 Linear、读出层，再加每层一个 LayerNorm 那么多。
 # 朴素的做法——20 层 Linear + tanh 直接叠起来，最后接 nn.Linear(16, 1)——误差停在 1 附近，什么也没学到。
 # 讲义里的哪些东西能让它学得动？先量一量朴素的做法，再一样一样试（check("5.7", deep_net) 只考这一题）。
-def deep_net(depth: int, width: int):
+def deep_net(depth: int, width: int) -> mg.nn.Module:
     raise NotImplementedError

@@ -68,5 +68,5 @@ class PointerAttention(mg.nn.Module):
         return copied @ self.tok.weight.T, p  # (B, vocab): which word was copied
 
 
-def pronoun_model(vocab_size: int, seq: int, d: int):
+def pronoun_model(vocab_size: int, seq: int, d: int) -> mg.nn.Module:
     return PointerAttention(vocab_size, seq, d)

@@ -82,5 +82,5 @@ class ResidualStack(mg.nn.Module):
         return self.readout(x)
 
 
-def deep_net(depth: int, width: int):
+def deep_net(depth: int, width: int) -> mg.nn.Module:
     return ResidualStack(depth, width)

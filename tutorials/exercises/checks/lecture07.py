@@ -165,15 +165,24 @@ MIX_TARGET = 0.015  # nats per character better than the better of the two (Knes
 
 
 @cache
-def _mixing_parts() -> tuple[Yardstick, GPT, np.ndarray, np.ndarray]:
-    """The yardstick, the shipped GPT, and both models' probabilities of the yardstick's true characters: made
-    once per process (about 20 s, most of it counting the Kneser-Ney model), shared by every answer graded."""
-    ys = load()
+def _yardstick() -> Yardstick:
+    return load()
+
+
+@cache
+def _shipped_gpt() -> GPT:
     model, _ = load_model(PRETRAINED)
     model.eval()
-    gpt = _gpt_probs(model, ys.x, ys.y)
+    return model
+
+
+@cache
+def _mixing_probs() -> tuple[np.ndarray, np.ndarray]:
+    """Both models' probabilities of the yardstick's true characters: made once per process (about 20 s, most of
+    it counting the Kneser-Ney model), shared by every answer graded."""
+    ys = _yardstick()
     kn = KneserNey(ys.train, ys.vocab_size, KN_ORDER, KN_SCALE).probs(ys.x, ys.y, KN_ORDER)
-    return ys, model, gpt, kn
+    return _gpt_probs(_shipped_gpt(), ys.x, ys.y), kn
 
 
 def _gpt_probs(model: GPT, x: np.ndarray, y: np.ndarray, batch_size: int = 64) -> np.ndarray:
@@ -194,16 +203,17 @@ def _gpt_probs(model: GPT, x: np.ndarray, y: np.ndarray, batch_size: int = 64) -
 
 
 def check_choose_mix(choose_mix) -> str:
-    ys, model, gpt, kn = _mixing_parts()
+    ys = _yardstick()
     if _reads_the_yardstick(choose_mix, ys):
         raise Wrong("不许碰尺子：choose_mix 用到了 tutorials.yardstick、load_dataset 或验证集的窗口。"
                     "权重只许在训练文本切出的开发集上挑，尺子只在最后打一次分")
     train = ys.train.copy()
     train.flags.writeable = False
-    weight = choose_mix(train, ys.vocab_size, lambda x, y: _gpt_probs(model, x, y))
+    weight = choose_mix(train, ys.vocab_size, lambda x, y: _gpt_probs(_shipped_gpt(), x, y))
     if isinstance(weight, bool) or not isinstance(weight, (int, float, np.floating)) or not 0 <= weight <= 1:
         raise Wrong(f"应返回 GPT 的权重 λ，一个 0 到 1 之间的数，你的是 {weight!r}")
     weight = float(weight)
+    gpt, kn = _mixing_probs()
     mixed = -np.log(weight * gpt + (1 - weight) * kn)
     gains = {}
     for name, other in (("Kneser-Ney", kn), ("GPT", gpt)):

@@ -636,6 +636,13 @@ WRONG = GAPS + SHORTCUTS + [
     ("0.7", lambda steps_with: 0.01, "还能再大一些"),
     ("1.6", lambda train_ids, vocab_size: (6, 0.5), "像是在训练文本本身上挑的"),
     ("2.6", lambda ratio_at, target: 1.0, "偏置还不够大"),
+    ("3.6", lambda vocab_size, seq, d: None, "应返回一个 nn.Module"),
+    ("4.5", lambda n_head, train_length: None, "应返回一个 nn.Module"),
+    ("5.7", lambda depth, width: mg.nn.Sequential(
+        *[m for _ in range(depth) for m in (mg.nn.Linear(width, width), mg.nn.Tanh())], mg.nn.Linear(width, 1)),
+     "直通车道"),
+    ("6.7", lambda step, total_steps: -1e-3, "0 到 0.1 之间的数"),
+    ("7.6", lambda train_ids, vocab_size, gpt_probs: 0.0, "λ 几乎是 0"),
 ]
 
 
@@ -748,10 +755,10 @@ def test_check_grades_an_answer_given_in_a_notebook_cell(capsys):
 
 def test_check_reports_progress_for_a_lecture(capsys):
     check("05", solutions=True)
-    assert "6/6 通过" in capsys.readouterr().out
+    assert "7/7 通过" in capsys.readouterr().out
     check("5")
-    assert "0/6 通过" in capsys.readouterr().out
-    assert [r.status for r in grade_lecture(5, solutions=True)] == ["pass"] * 6
+    assert "0/7 通过" in capsys.readouterr().out
+    assert [r.status for r in grade_lecture(5, solutions=True)] == ["pass"] * 7
 
 
 def test_the_command_line_exit_status(capsys):

@@ -13,12 +13,16 @@ import numpy as np
 import pytest
 
 import minigpt.data
+import minigrad as mg
 import tutorials.yardstick
 from tutorials.exercises import LECTURES, find
+from tutorials.exercises.checks.lecture06 import lecture_schedule
 from tutorials.exercises.grading import grade
 from tutorials.exercises.mutants import mutants
 from tutorials.exercises.tools import NGramCounts
+from tutorials.kneser_ney import KneserNey
 from tutorials.solutions import lecture01 as sol01
+from tutorials.solutions import lecture03 as sol03
 from tutorials.yardstick import cut_windows
 
 
@@ -77,6 +81,108 @@ def gate_bias_by_fine_scan(ratio_at, target):
     return bias
 
 
+def mix_chosen_on_counted_text(train_ids, vocab_size, gpt_probs):
+    counted = train_ids[:200_000]
+    kn = KneserNey(counted, vocab_size, max_order=10, scale=1.2)
+    x, y = cut_windows(counted)  # windows of the very text Kneser-Ney counted: it has all but memorised them
+    p_kn, p_gpt = kn.probs(x, y), gpt_probs(x, y)
+    return min(np.linspace(0, 1, 21), key=lambda w: -np.log(w * p_gpt + (1 - w) * p_kn).mean())
+
+
+def mix_chosen_on_the_yardstick(train_ids, vocab_size, gpt_probs):
+    ys = tutorials.yardstick.load()
+    p_kn = KneserNey(train_ids, vocab_size, max_order=10, scale=1.2).probs(ys.x, ys.y)
+    return min(np.linspace(0, 1, 21), key=lambda w: -np.log(w * gpt_probs(ys.x, ys.y) + (1 - w) * p_kn).mean())
+
+
+class PronounAttentionUnmasked(mg.nn.Module):
+    """Lecture 03 section 2's model with its noun mask taken out: the pronoun may look at every word."""
+
+    def __init__(self, vocab_size, seq, d):
+        super().__init__()
+        self.tok, self.pos = mg.nn.Embedding(vocab_size, d), mg.nn.Embedding(seq, d)
+        self.query, self.key, self.value = mg.nn.Linear(d, d), mg.nn.Linear(d, d), mg.nn.Linear(d, d)
+        self.head = mg.nn.Linear(d, vocab_size)
+
+    def forward(self, ids):
+        x = self.tok(ids) + self.pos(np.arange(ids.shape[1]))
+        q, k, v = self.query(x), self.key(x), self.value(x)
+        p = (q @ k.swapaxes(-1, -2) / np.sqrt(q.shape[-1])).softmax(axis=-1)
+        return self.head((p @ v)[:, 5]), p
+
+
+class PointerShowingUniformAttention(sol03.PointerAttention):
+    def forward(self, ids):
+        logits, p = super().forward(ids)
+        return logits, mg.ones(p.shape) / p.shape[-1]  # the weights it shows are not the ones it used
+
+
+class AbsoluteBias(mg.nn.Module):
+    """A learnable table bias[h, i, j] for every pair of positions: `rows` of them."""
+
+    def __init__(self, n_head, train_length, rows=None):
+        super().__init__()
+        rows = rows or train_length
+        self.table = mg.nn.Parameter(np.zeros((n_head, rows, rows)))
+
+    def forward(self, T):
+        return self.table[:, :T, :T]
+
+
+class RelativeBiasUnclipped(mg.nn.Module):
+    """One number per head and distance, for every distance up to 47: those past 15 are never trained."""
+
+    def __init__(self, n_head, train_length):
+        super().__init__()
+        self.table = mg.nn.Parameter(np.zeros((n_head, 3 * train_length)))
+
+    def forward(self, T):
+        return self.table[:, np.clip(np.arange(T)[:, None] - np.arange(T)[None, :], 0, None)]
+
+
+class LooksTwoBack(mg.nn.Module):
+    """A fixed bias that looks exactly two back: it knows the first task, not the second."""
+
+    def __init__(self, n_head, train_length):
+        super().__init__()
+        self.n_head = n_head
+
+    def forward(self, T):
+        distance = np.arange(T)[:, None] - np.arange(T)[None, :]
+        return np.broadcast_to(np.where(distance == 2, 0.0, -20.0), (self.n_head, T, T))
+
+
+class PostLNStack(mg.nn.Module):
+    """x <- LN(x + tanh(W x)): the residual's sum goes through a LayerNorm every layer (post-LN)."""
+
+    def __init__(self, depth, width):
+        super().__init__()
+        self.layers = mg.nn.ModuleList([mg.nn.Linear(width, width) for _ in range(depth)])
+        self.norms = mg.nn.ModuleList([mg.nn.LayerNorm(width) for _ in range(depth)])
+        self.readout = mg.nn.Linear(width, 1)
+
+    def forward(self, x):
+        for layer, norm in zip(self.layers, self.norms):
+            x = norm(x + layer(x).tanh())
+        return self.readout(x)
+
+
+class ThreeLayersUsed(PostLNStack):
+    def forward(self, x):
+        for layer in self.layers[:3]:  # the other 17 are built but never used
+            x = x + layer(x).tanh()
+        return self.readout(x)
+
+
+class WideOnTheSide(PostLNStack):
+    def __init__(self, depth, width):
+        super().__init__(depth, width)
+        self.wide = mg.nn.Sequential(mg.nn.Linear(width, 256), mg.nn.Tanh(), mg.nn.Linear(256, 1))
+
+    def forward(self, x):
+        return super().forward(x) + self.wide(x)  # a wide shallow network does the work
+
+
 @pytest.mark.parametrize(("number", "answer", "hint"), [
     ("0.7", lr_scan_too_coarse, "还能再大一些"),
     ("0.7", lr_past_the_edge, "发散了"),
@@ -89,6 +195,24 @@ def gate_bias_by_fine_scan(ratio_at, target):
     ("1.6", lambda train_ids, vocab_size: (9, 2.0), "k 应是 0 到 6 的整数"),
     ("2.6", gate_bias_too_generous, "要找的是最小的那个"),
     ("2.6", gate_bias_by_fine_scan, "用二分法"),
+    ("3.6", PronounAttentionUnmasked, "怎样让答案只能从被看的那个词来"),
+    ("3.6", PointerShowingUniformAttention, "注意力却没有集中在正确的名词上"),
+    ("4.5", AbsoluteBias, "更长时没有那几行"),
+    ("4.5", lambda n_head, train_length: AbsoluteBias(n_head, train_length, rows=48), "只看相对距离"),
+    ("4.5", RelativeBiasUnclipped, "也得有个说法"),
+    ("4.5", LooksTwoBack, "前面第 5 个词元”在训练长度上只答对"),
+    ("5.7", PostLNStack, "LayerNorm 放在哪里"),
+    ("5.7", ThreeLayersUsed, "没有得到梯度"),
+    ("5.7", WideOnTheSide, "不是换一个更宽的网络"),
+    ("5.7", lambda depth, width: mg.nn.Sequential(mg.nn.Linear(width, width), mg.nn.Tanh(), mg.nn.Linear(width, 1)),
+     "20 层深的网络"),
+    ("6.7", lecture_schedule, "长长的预热和早早开始的衰减"),
+    ("6.7", lambda step, total_steps: 3e-2, "受不了这么大的步子"),
+    ("7.6", mix_chosen_on_counted_text, "在没数过的开发集上挑"),
+    ("7.6", mix_chosen_on_the_yardstick, "不许碰尺子"),
+    ("7.6", lambda train_ids, vocab_size, gpt_probs: 1.0, "GPT 占得太多"),
+    ("7.6", lambda train_ids, vocab_size, gpt_probs: 0.7, "细细扫一遍"),
+    ("7.6", lambda train_ids, vocab_size, gpt_probs: 1.5, "0 到 1 之间的数"),
 ])
 def test_an_experiment_done_wrong_is_rejected(number, answer, hint):
     result = grade(find(number), answer)

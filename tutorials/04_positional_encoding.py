@@ -33,7 +33,7 @@
 # 藏着相对位置；比较 learned、sinusoidal、RoPE 三种编码在比训练时更长的序列上的表现，并说出原因。
 #
 # **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（在 2 核 CPU 上实测，训练四个小 GPT 占了大部分）；
-# 最后有 4 道练习。
+# 最后有 5 道练习。
 
 # %%
 from tutorials.course import CJK, QUICK, T_START, label, show_figure  # 放在最前：在 NumPy 载入前限定 BLAS 线程数
@@ -672,8 +672,10 @@ print(f"本讲用时 {time.time() - T_START:.1f} 秒")
 # %% [markdown]
 # ## 练习
 #
-# 4 道练习在 `tutorials/exercises/lecture04.py` 里：正弦余弦编码表（4.1）、两个位置编码的点积（4.2）、
-# RoPE 的旋转（4.3）、推导“相对位移是一个线性变换”（4.4）。
+# 5 道练习在 `tutorials/exercises/lecture04.py` 里：正弦余弦编码表（4.1）、两个位置编码的点积（4.2）、
+# RoPE 的旋转（4.3）、推导“相对位移是一个线性变换”（4.4），以及一道开放题（4.5）：不碰嵌入向量，
+# 只往注意力分数上加一个位置偏置，设计它，让第 4 节那样的题在长度 16 上训练、到长度 48 上照样做对
+# （训练时没见过的位置上答对率 ≥ 90%，前面第 2 个、第 5 个两道题都要做到）。
 # 写好后运行下面这一格，或在终端里运行 `python -m tutorials.exercises check 04`。
 
 # %%

@@ -43,7 +43,7 @@
 # 并和 `minigpt` 逐位对上；说清多头、残差、LayerNorm、MLP 里的非线性各补的是哪个缺口，并用实验量出来；
 # 解释为什么语言模型用 LayerNorm 而不用 BatchNorm，为什么 GPT-2 把它放在子层之前。
 #
-# **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（在 2 核 CPU 上实测）；最后有 6 道练习。
+# **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（在 2 核 CPU 上实测）；最后有 7 道练习。
 
 # %%
 from tutorials.course import QUICK, T_START, label, show_figure  # 放在最前：限定 BLAS 线程数
@@ -1029,9 +1029,10 @@ print(f"本讲用时 {time.time() - T_START:.1f} 秒")
 # %% [markdown]
 # ## 练习
 #
-# 6 道练习在 `tutorials/exercises/lecture05.py` 里：数出一个 Block 的参数（5.1）、LayerNorm 的前向（5.2）、
+# 7 道练习在 `tutorials/exercises/lecture05.py` 里：数出一个 Block 的参数（5.1）、LayerNorm 的前向（5.2）、
 # 把通道切成几个头（5.3）、合上讲义重写多头因果自注意力（5.4）、推导 LayerNorm 的反向传播（5.5）、
-# 亲手拼一个 Post-LN 的 Block（5.6）。
+# 亲手拼一个 Post-LN 的 Block（5.6），以及一道开放题（5.7）：20 层 Linear + tanh 直接叠起来，训练 400 步什么也学不到；
+# 用这一讲的东西让它学得动——在检查器的回归题上，3 个随机种子的平均测试误差要降到 0.5 以下（只会猜平均数是 1）。
 # 写好后运行下面这一格，或在终端里运行 `python -m tutorials.exercises check 05`。
 
 # %%

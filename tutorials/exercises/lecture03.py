@@ -5,7 +5,7 @@
     python -m tutorials.exercises check 03
     from tutorials.exercises import check; check("03")   # Notebook 里
 
-3.1–3.3 用 minigrad 的张量运算写（矩阵乘法 `@`、`exp`、`sum`、`max`、`masked_fill`、`softmax` 都有）。
+3.1–3.3 和 3.6 用 minigrad 的张量运算写（矩阵乘法 `@`、`exp`、`sum`、`max`、`masked_fill`、`softmax` 都有）。
 交换最后两维请用 `k.swapaxes(-1, -2)`。
 参考答案在 `tutorials/solutions/lecture03.py`——先自己做。
 """
@@ -57,3 +57,16 @@ class Softmax(mg.Function):
 
     def backward(self, gy):
         raise NotImplementedError
+
+
+# 练习 3.6 ★★★ 开放题：不用遮罩，代词也看向正确的名词
+# 第 2 节的“代词找名词”只许代词看句中的名词（遮罩），因为不加遮罩时模型找到了捷径：答案对了，注意力却没看向正确的名词。
+# 不用遮罩（代词可以看句中的每一个词），能不能让它答对、并且真的看向正确的名词？
+# pronoun_model(vocab_size, seq, d) 返回一个 mg.nn.Module，forward(ids) 对 (B, 9) 的句子返回 (logits, p)：
+# logits (B, vocab_size) 是“代词指哪个词”的分数，p (B, 9, 9) 是注意力权重（检查器看代词那一行 p[:, 5]）。
+# 检查器像第 2 节那样训练它（AdamW，学习率 3e-3，每步 64 句，300 步，损失是 logits 的交叉熵），换 3 个随机种子，
+# 每次把词重新编号（所以没法事先知道哪些编号是名词），在没见过的句子上量：
+# 正确率平均 ≥ 95%，代词放在正确名词上的注意力权重平均 ≥ 0.5（一半以上的注意力落在它上面）。
+# 先把第 2 节的 PronounAttention 去掉遮罩，量一量它差在哪里；再想想：怎样让答案只能从被看的那个词来？
+def pronoun_model(vocab_size: int, seq: int, d: int) -> mg.nn.Module:
+    raise NotImplementedError

@@ -5,11 +5,14 @@
     python -m tutorials.exercises check 04
     from tutorials.exercises import check; check("04")   # Notebook 里
 
-这一讲的练习都用 NumPy。记号：第 i 对维度（i = 0, 1, ..., d/2 − 1）的角频率是 ω_i = 10000^(−2i/d)。
+4.1–4.4 用 NumPy，4.5 用 minigrad（mg.nn.Module、mg.nn.Parameter）。
+记号：第 i 对维度（i = 0, 1, ..., d/2 − 1）的角频率是 ω_i = 10000^(−2i/d)。
 参考答案在 `tutorials/solutions/lecture04.py`——先自己做。
 """
 
 import numpy as np
+
+import minigrad as mg
 
 
 # 练习 4.1 ★ 正弦余弦位置编码表
@@ -41,4 +44,17 @@ def rope(x: np.ndarray, position: int, base: float = 10000.0) -> np.ndarray:
 # M 只依赖 k，不依赖 p——这正是“正弦编码里藏着相对位置”的意思。
 # 提示：用和角公式写出 sin(a + θ)、cos(a + θ)；每对 (sin, cos) 维度各自乘一个 2×2 的块。
 def offset_matrix(k: int, dim: int) -> np.ndarray:
+    raise NotImplementedError
+
+
+# 练习 4.5 ★★★ 开放题：训练长度之外也管用的位置偏置（用 minigrad 写）
+# 第 4 节里，可学习的位置表在训练长度之外没有那一行，只有 RoPE 管用。还有一种给位置的办法：不碰嵌入向量，
+# 直接往注意力分数上加一个偏置 bias[h, i, j]（第 h 个头、位置 i 看位置 j）。
+# position_bias(n_head, train_length) 返回一个 mg.nn.Module，它的 forward(T) 返回 (n_head, T, T) 的偏置
+# （张量或 NumPy 数组；它可以有可学习的参数，和模型一起训练）。检查器的模型只有嵌入、一层 4 个头的因果注意力和读出层，
+# 除了你的偏置，没有任何位置信息。它在长度 16 的序列上训练 400 步，再拿长度 48 的序列来考（train_length 是 16）；
+# 考两道题：“输出前面第 2 个词元”和“输出前面第 5 个词元”（同一个设计，各训练一个模型）。
+# 目标：两道题在训练时没见过的位置 16–47 上，答对率都 ≥ 90%。
+# 先试试一张可学习的 (n_head, 16, 16) 表，看它在长度 48 上会怎样；再想想偏置该依赖什么。
+def position_bias(n_head: int, train_length: int) -> mg.nn.Module:
     raise NotImplementedError

@@ -5,7 +5,8 @@
     python -m tutorials.exercises check 05
     from tutorials.exercises import check; check("05")   # Notebook 里
 
-5.2–5.4 和 5.6 用 minigrad 的张量运算写。方差请用均值写出来：((x − μ)²).mean(...)（Tensor.var 的默认值将随 PyTorch
+5.2–5.4 和 5.6 用 minigrad 的张量运算写（5.7 用 mg.nn 搭一个网络）。
+方差请用均值写出来：((x − μ)²).mean(...)（Tensor.var 的默认值将随 PyTorch
 改成无偏估计）；交换两维用 `swapaxes`。nn.Linear 的权重形状是 (out, in)，y = x @ Wᵀ + b（也可以用 F.linear）。
 参考答案在 `tutorials/solutions/lecture05.py`——先自己做。
 """
@@ -75,4 +76,16 @@ class LayerNorm(mg.Function):
 # 可以用 F.layer_norm、F.gelu、F.linear 和你在 5.4 写的函数。检查器拿 minigpt 的
 # Block(GPTConfig(norm_position="post")) 在同样的权重上算出的结果和你的比。
 def post_ln_block(x: mg.Tensor, w: dict, n_head: int) -> mg.Tensor:
+    raise NotImplementedError
+
+
+# 练习 5.7 ★★★ 开放题：让 20 层的网络学得动
+# 检查器出一道回归题：输入 x 是 16 维的标准正态随机向量，答案 y 是 x 的一个非线性函数（方差为 1；任何一条直线
+# 在它上面的均方误差都约为 1，也就是只会猜平均数）。deep_net(depth, width) 返回一个 mg.nn.Module：
+# 输入 (B, width) 的张量，输出 (B, 1)；里面至少有 depth 个 nn.Linear(width, width)，每一个都用在前向里。
+# 检查器调用 deep_net(20, 16)，用 Adam（学习率 3e-3，不许改）每步 64 个样本训练 400 步，在没见过的输入上量均方误差，
+# 换 3 个随机种子各做一次：平均要 ≤ 0.5。参数个数有上限：20 层 Linear、读出层，再加每层一个 LayerNorm 那么多。
+# 朴素的做法——20 层 Linear + tanh 直接叠起来，最后接 nn.Linear(16, 1)——误差停在 1 附近，什么也没学到。
+# 讲义里的哪些东西能让它学得动？先量一量朴素的做法，再一样一样试（check("5.7", deep_net) 只考这一题）。
+def deep_net(depth: int, width: int) -> mg.nn.Module:
     raise NotImplementedError

@@ -56,3 +56,18 @@ def gpt_parameters(vocab_size: int, block_size: int, n_layer: int, n_embd: int) 
 # （tutorials/yardstick.py 的 `Score.gap` 就做这件事；先自己写，别偷看。）
 def paired_gap(losses_a: np.ndarray, losses_b: np.ndarray) -> tuple[float, float]:
     raise NotImplementedError
+
+
+# 练习 7.6 ★★★ 开放题：把 GPT 和 Kneser-Ney 混起来
+# 梯子上，随课程附带的 GPT 和第 01 讲的 Kneser-Ney（看前 9 个字符）各有所长：一个会“学”，一个会“记”。
+# 把两者的概率按权重混合：P(c) = λ·P_GPT(c) + (1 − λ)·P_KN(c)（对每个 λ ∈ [0, 1] 都还是一个概率分布）。λ 取多少？
+# choose_mix 拿到整段训练文本 train_ids、词表大小和 gpt_probs：gpt_probs(x, y) 对 (N, T) 的窗口 x（T ≤ 64）
+# 给出附带的 GPT 对每个真实下一字符 y 的概率，形状 (N, T)。从训练文本里切出开发集（例如最后 10%），
+# 只在其余部分上数 Kneser-Ney：tutorials.kneser_ney.KneserNey(ids, V, max_order=10, scale=1.2)，
+# .probs(x, y) 给出它的概率；在开发集上比较各种 λ，返回你挑中的 λ（GPT 的权重）。
+# 检查器用你的 λ 混合两者（Kneser-Ney 在整段训练文本上数），在尺子上打分：要比两者中更好的那个逐窗口好 0.015 纳特以上。
+# 注意：GPT 训练时见过整段训练文本（开发集对它略偏心），Kneser-Ney 则绝不能在开发集上数过。
+# 尺子只能用来打这最后一次分：choose_mix 里用到 tutorials.yardstick.load 或 load_dataset，检查器直接拒绝。
+# tutorials.yardstick.cut_windows(ids) 从一段文本里等距切出 (x, y) 窗口。
+def choose_mix(train_ids: np.ndarray, vocab_size: int, gpt_probs) -> float:
+    raise NotImplementedError

@@ -42,3 +42,31 @@ class Softmax(mg.Function):
         # dx_j = sum_i gy_i * y_i * (delta_ij - y_j) = y_j * (gy_j - sum_i gy_i * y_i)
         y = self.y
         return y * (gy - (gy * y).sum(axis=-1, keepdims=True))
+
+
+class PointerAttention(mg.nn.Module):
+    """Section 2's attention without the noun mask, whose answer is a copy of what the pronoun looks at.
+
+    The value of a word is its own embedding, and the logits compare the pronoun's output with every embedding
+    (the same table): attending to 没 or to the pronoun itself can only give the answer 没 or 它, so the only way
+    to answer right is to look at the referent. Without dividing by √d the softmax is sharp enough to look at it
+    almost alone within 300 steps.
+    """
+
+    def __init__(self, vocab_size: int, seq: int, d: int):
+        super().__init__()
+        self.tok = mg.nn.Embedding(vocab_size, d)
+        self.pos = mg.nn.Embedding(seq, d)
+        self.query = mg.nn.Linear(d, d)
+        self.key = mg.nn.Linear(d, d)
+
+    def forward(self, ids: np.ndarray) -> tuple[mg.Tensor, mg.Tensor]:
+        e = self.tok(ids)  # (B, T, d)
+        x = e + self.pos(np.arange(ids.shape[1]))
+        p = (self.query(x) @ self.key(x).swapaxes(-1, -2)).softmax(axis=-1)  # (B, T, T)
+        copied = (p @ e)[:, 5]  # (B, d): a weighted sum of the words' own embeddings, at the pronoun
+        return copied @ self.tok.weight.T, p  # (B, vocab): which word was copied
+
+
+def pronoun_model(vocab_size: int, seq: int, d: int) -> mg.nn.Module:
+    return PointerAttention(vocab_size, seq, d)

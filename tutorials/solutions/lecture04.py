@@ -35,3 +35,21 @@ def offset_matrix(k: int, dim: int) -> np.ndarray:
     for i, theta in enumerate(k * frequencies(dim)):
         M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[np.cos(theta), -np.sin(theta)], [np.sin(theta), np.cos(theta)]]
     return M
+
+
+def position_bias(n_head: int, train_length: int):
+    import minigrad as mg
+
+    class RelativeBias(mg.nn.Module):
+        """One learnable number per head and distance i - j (T5's relative bias), distances past the longest seen
+        in training sharing the last one: it depends only on how far back j is, never on where i is."""
+
+        def __init__(self):
+            super().__init__()
+            self.table = mg.nn.Parameter(np.zeros((n_head, train_length)))
+
+        def forward(self, T: int) -> mg.Tensor:
+            distance = np.arange(T)[:, None] - np.arange(T)[None, :]  # i - j; negative ones are masked anyway
+            return self.table[:, np.clip(distance, 0, train_length - 1)]  # (n_head, T, T)
+
+    return RelativeBias()

@@ -65,3 +65,22 @@ def post_ln_block(x: mg.Tensor, w: dict, n_head: int) -> mg.Tensor:
                                       w["attn.c_proj.bias"], n_head)
     x = F.layer_norm(x + attention, C, w["ln_1.weight"], w["ln_1.bias"])  # normalise after the residual sum
     return F.layer_norm(x + mlp(x), C, w["ln_2.weight"], w["ln_2.bias"])
+
+
+class ResidualStack(mg.nn.Module):
+    """x <- x + tanh(W x + b), depth times, then a linear readout: each layer adds to x instead of replacing it,
+    so the gradient reaches the first layer along the sum (lecture 05, section 5)."""
+
+    def __init__(self, depth: int, width: int):
+        super().__init__()
+        self.layers = mg.nn.ModuleList([mg.nn.Linear(width, width) for _ in range(depth)])
+        self.readout = mg.nn.Linear(width, 1)
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        for layer in self.layers:
+            x = x + layer(x).tanh()
+        return self.readout(x)
+
+
+def deep_net(depth: int, width: int) -> mg.nn.Module:
+    return ResidualStack(depth, width)

@@ -58,3 +58,14 @@ def cached_attention_step(q: np.ndarray, k: np.ndarray, v: np.ndarray, cache: di
     keys, values = np.stack(cache["k"]), np.stack(cache["v"])  # (t, d) each
     weights = softmax(keys @ q / math.sqrt(q.shape[-1]))  # (t,)
     return weights @ values  # (d,)
+
+
+def lr_schedule(step: int, total_steps: int) -> float:
+    # With only 200 steps the model is still far from converged: what counts is how far it travels. A short
+    # warmup, a learning rate held high, and a short decay at the very end (the last fifth).
+    peak, warmup, decay_from = 3e-3, 10, int(0.8 * total_steps)
+    if step < warmup:
+        return peak * (step + 1) / warmup
+    if step < decay_from:
+        return peak
+    return peak * (total_steps - step) / (total_steps - decay_from)

@@ -40,3 +40,16 @@ def gpt_parameters(vocab_size: int, block_size: int, n_layer: int, n_embd: int) 
 def paired_gap(losses_a: np.ndarray, losses_b: np.ndarray) -> tuple[float, float]:
     diff = (losses_a - losses_b).mean(axis=1)  # (N,): one difference per window; windows are nearly independent
     return float(diff.mean()), float(diff.std(ddof=1) / np.sqrt(len(diff)))
+
+
+def choose_mix(train_ids: np.ndarray, vocab_size: int, gpt_probs) -> float:
+    from tutorials.kneser_ney import KneserNey, dev_split
+    from tutorials.yardstick import cut_windows  # a pure function: it cuts windows from whatever text it is given
+
+    fit, dev = dev_split(train_ids)  # the last 10% of the training text: Kneser-Ney never counts it
+    x, y = cut_windows(dev)
+    p_kn = KneserNey(fit, vocab_size, max_order=10, scale=1.2).probs(x, y)
+    p_gpt = gpt_probs(x, y)  # the GPT has seen this text in training: the dev split flatters it a little
+    weights = np.linspace(0, 1, 21)
+    dev_loss = [float(-np.log(w * p_gpt + (1 - w) * p_kn).mean()) for w in weights]
+    return float(weights[int(np.argmin(dev_loss))])

@@ -116,6 +116,8 @@ def _reads_the_yardstick(fn, ys: Yardstick, seen=None) -> bool:
     seen = set() if seen is None else seen
     if id(fn) in seen or not isinstance(fn, types.FunctionType):
         return False
+    if str(fn.__module__).split(".")[0] == "numpy":  # NumPy's own functions never read it (and reading theirs
+        return False  # would touch deprecated NumPy attributes, with a FutureWarning)
     seen.add(id(fn))
     codes, names = [fn.__code__], set()
     while codes:  # names used by the function and by the functions and comprehensions defined inside it

@@ -12,6 +12,7 @@ import numpy as np
 
 import minigrad as mg
 import minigrad.functional as F
+from minigrad import nn, optim
 from tutorials.exercises.grading import (
     Exercise,
     Wrong,
@@ -141,6 +142,94 @@ def check_score_std(score_std) -> str:
     return f"通过：抽样 20000 次，d_k = 64 时 q·k 的标准差是 {measured:.2f}（√64 = 8）"
 
 
+# --------------------------------------------------------------------------------------------------
+# 3.6, an open task: section 2's pronouns without the noun mask, and attention still on the right noun
+
+PRONOUN_STEPS, PRONOUN_BATCH, PRONOUN_LR, PRONOUN_D = 300, 64, 3e-3, 32  # section 2's training, quick mode
+PRONOUN_SEEDS = (0, 1, 2)
+PRONOUN_ACCURACY, PRONOUN_WEIGHT = 0.95, 0.5  # targets for the means over the seeds, on unseen sentences
+PRONOUN_POSITION, SENTENCE_LENGTH = 5, 9
+_CATEGORIES = {"男": ["小明", "爸爸", "哥哥", "爷爷"], "女": ["小红", "妈妈", "姐姐", "奶奶"],
+               "动物": ["猫", "狗", "小鸟", "马"], "物体": ["马路", "桌子", "小河", "大门"]}
+_PRONOUNS = {"他": "男", "她": "女", "它": "动物"}
+_VERBS = ["过", "追", "等", "理"]
+_WORDS = [w for ws in _CATEGORIES.values() for w in ws] + list(_PRONOUNS) + _VERBS + ["没", "因为", "太", "累", "了"]
+
+
+def _pronoun_sentences(seed: int) -> tuple[np.ndarray, ...]:
+    """Section 2's little language, with the words numbered in an order of this seed's own (so that no answer can
+    know which ids are nouns): ids, the referent's id and position, split 80/20 into train and test."""
+    stoi = dict(zip(_WORDS, np.random.default_rng(100 + seed).permutation(len(_WORDS))))
+    rows, refs, places = [], [], []
+    for pronoun, kind in _PRONOUNS.items():
+        for ref in _CATEGORIES[kind]:
+            for other in (c for c in _CATEGORIES if c != kind):
+                for distractor in _CATEGORIES[other]:
+                    for verb in _VERBS:
+                        for first, second in ((ref, distractor), (distractor, ref)):
+                            rows.append([first, "没", verb, second, "因为", pronoun, "太", "累", "了"])
+                            refs.append(stoi[ref])
+                            places.append(0 if first == ref else 3)
+    ids = np.array([[stoi[w] for w in row] for row in rows])
+    order = np.random.default_rng(seed).permutation(len(ids))
+    test, train = order[:len(ids) // 5], order[len(ids) // 5:]
+    refs, places = np.array(refs), np.array(places)
+    return ids[train], refs[train], ids[test], refs[test], places[test]
+
+
+def _pronoun_run(pronoun_model, seed: int) -> tuple[float, float]:
+    """Train the learner's model as section 2 trains its own; (accuracy, mean weight on the referent) on test."""
+    train_ids, train_refs, test_ids, test_refs, test_places = _pronoun_sentences(seed)
+    mg.manual_seed(seed)
+    model = pronoun_model(len(_WORDS), SENTENCE_LENGTH, PRONOUN_D)
+    if not isinstance(model, nn.Module):
+        raise Wrong(f"pronoun_model 应返回一个 nn.Module，你的是 {type(model).__name__}")
+    optimizer = optim.AdamW(model.parameters(), lr=PRONOUN_LR, weight_decay=0.0)
+    rng = np.random.default_rng(seed + 1)
+    for _ in range(PRONOUN_STEPS):
+        batch = rng.integers(0, len(train_ids), PRONOUN_BATCH)
+        logits, _ = _pronoun_outputs(model, train_ids[batch])
+        loss = F.cross_entropy(logits, train_refs[batch])
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    with mg.no_grad():
+        logits, p = _pronoun_outputs(model, test_ids)
+    accuracy = float((logits.numpy().argmax(-1) == test_refs).mean())
+    weight = p.numpy()[np.arange(len(test_ids)), PRONOUN_POSITION, test_places]
+    return accuracy, float(weight.mean())
+
+
+def _pronoun_outputs(model, ids: np.ndarray) -> tuple[mg.Tensor, mg.Tensor]:
+    out = model(ids)
+    if not (isinstance(out, tuple) and len(out) == 2 and all(isinstance(t, mg.Tensor) for t in out)):
+        raise Wrong("forward(ids) 应返回 (logits, p) 两个张量，像第 2 节的 PronounAttention 那样")
+    logits, p = out
+    B, T = ids.shape
+    if logits.shape != (B, len(_WORDS)) or p.shape != (B, T, T):
+        raise Wrong(f"ids 是 {ids.shape} 时，logits 应是 {(B, len(_WORDS))}、p 应是 {(B, T, T)}，"
+                    f"你的是 {logits.shape} 和 {p.shape}")
+    rows = p.numpy()[:, PRONOUN_POSITION]
+    if not (np.all(rows >= -1e-6) and np.allclose(rows.sum(axis=-1), 1, atol=1e-4)):
+        raise Wrong("p 应是注意力权重：每一行非负、加起来等于 1（softmax 之后的那个）")
+    return logits, p
+
+
+def check_pronoun_model(pronoun_model) -> str:
+    runs = [_pronoun_run(pronoun_model, seed) for seed in PRONOUN_SEEDS]
+    accuracy, weight = (float(np.mean(values)) for values in zip(*runs))
+    shown = "、".join(f"{a:.0%}/{w:.2f}" for a, w in runs)
+    verdict = (f"{len(runs)} 个种子上，没见过的句子的正确率/代词放在正确名词上的权重是 {shown}"
+               f"（平均 {accuracy:.0%}、{weight:.2f}）")
+    if accuracy < PRONOUN_ACCURACY:
+        raise Wrong(f"{verdict}；正确率平均要 ≥ {PRONOUN_ACCURACY:.0%}：没有遮罩，输出是九个位置的值的加权和，"
+                    "看向哪里都能凑出一点答案——想想怎样让答案只能从被看的那个词来")
+    if weight < PRONOUN_WEIGHT:
+        raise Wrong(f"{verdict}；权重平均要 ≥ {PRONOUN_WEIGHT}：答对了，注意力却没有集中在正确的名词上"
+                    "（模型找了捷径，或者注意力太平）")
+    return f"通过：{verdict}（目标 {PRONOUN_ACCURACY:.0%}、{PRONOUN_WEIGHT}）"
+
+
 EXERCISES = [
     Exercise("3.1", "softmax", "数值稳定的 softmax", 1, check_softmax, forbids=tuple(
         (owner, name, f"{shown}.{name}") for owner, shown in ((mg.Tensor, "Tensor"), (F, "F"), (mg, "mg"))
@@ -149,4 +238,5 @@ EXERCISES = [
     Exercise("3.3", "causal_attention", "因果注意力", 2, check_causal_attention),
     Exercise("3.4", "score_std", "分数的标准差", 3, check_score_std),
     Exercise("3.5", "Softmax", "softmax 的反向传播", 3, check_softmax_backward),
+    Exercise("3.6", "pronoun_model", "开放题：不用遮罩，代词也看向正确的名词", 3, check_pronoun_model, open=True),
 ]

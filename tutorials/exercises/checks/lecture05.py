@@ -15,8 +15,10 @@ import minigrad as mg
 import minigrad.functional as F
 from minigpt import GPTConfig
 from minigpt.model import Block, CausalSelfAttention
+from minigrad import nn, optim
 from tutorials.exercises.grading import (
     Exercise,
+    Wrong,
     compare,
     compare_grads,
     compare_number,
@@ -200,6 +202,81 @@ def check_post_ln_block(post_ln_block) -> str:
     return "通过：和 minigpt 的 Post-LN Block 在同样的权重上算出的完全一样"
 
 
+# --------------------------------------------------------------------------------------------------
+# 5.7, an open task: make a 20-layer network learn
+
+DEPTH, WIDTH = 20, 16
+DEEP_STEPS, DEEP_BATCH, DEEP_LR = 400, 64, 3e-3  # the grader's training: Adam, the learner cannot change it
+DEEP_SEEDS = (0, 1, 2)
+DEEP_TARGET = 0.5  # mean test MSE over the seeds; predicting the mean (learning nothing) scores about 1
+# Parameters allowed: the plain stack's (DEPTH Linear(W, W) layers and a Linear(W, 1) readout), plus one
+# LayerNorm (2W numbers) per layer; no room for a wide shallow network on the side.
+DEEP_MAX_PARAMS = DEPTH * (WIDTH * WIDTH + WIDTH) + WIDTH + 1 + DEPTH * 2 * WIDTH
+
+
+def _teacher(seed: int):
+    """y = Σ_k b_k cos(a_k · x), scaled to variance 1: an even function, so no straight line fits it at all."""
+    rng = np.random.default_rng(1000 + seed)
+    a, b = rng.standard_normal((WIDTH, 32)) / math.sqrt(WIDTH), rng.standard_normal((32, 1))
+    scale = (np.cos(rng.standard_normal((4096, WIDTH)) @ a) @ b).std()
+    return lambda x: np.cos(x @ a) @ b / scale
+
+
+def _deep_layers_used(model, rng) -> None:
+    """Wrong unless `model` has DEPTH Linear(W, W) layers, all used, within the parameter budget."""
+    layers = [m for m in model.modules() if isinstance(m, nn.Linear) and m.weight.shape == (WIDTH, WIDTH)]
+    if len(layers) < DEPTH:
+        raise Wrong(f"网络里只有 {len(layers)} 个 nn.Linear({WIDTH}, {WIDTH})：题目要的是 {DEPTH} 层深的网络")
+    n_params = sum(p.numel() for p in model.parameters())
+    if n_params > DEEP_MAX_PARAMS:
+        raise Wrong(f"参数有 {n_params} 个，上限是 {DEEP_MAX_PARAMS}（{DEPTH} 层 {WIDTH}×{WIDTH} 的 Linear、"
+                    "读出层，再加每层一个 LayerNorm）：要让深网络学得动，不是换一个更宽的网络")
+    out = model(mg.tensor(rng.standard_normal((DEEP_BATCH, WIDTH)), dtype="float32"))
+    if not isinstance(out, mg.Tensor) or out.shape != (DEEP_BATCH, 1):
+        raise Wrong(f"输入 ({DEEP_BATCH}, {WIDTH}) 时输出应是形状 ({DEEP_BATCH}, 1) 的 mg.Tensor，"
+                    f"你的是 {getattr(out, 'shape', type(out).__name__)}")
+    out.sum().backward()
+    unused = sum(layer.weight.grad is None or not np.any(layer.weight.grad.numpy()) for layer in layers[:DEPTH])
+    if unused:
+        raise Wrong(f"有 {unused} 层 Linear 没有得到梯度：{DEPTH} 层都要用在前向里，不能只摆着")
+
+
+def _deep_test_mse(deep_net, seed: int) -> float:
+    """Build the learner's network under `seed`, train it as the grader does, and return its test MSE."""
+    teacher, rng = _teacher(seed), np.random.default_rng(seed)
+    mg.manual_seed(seed)
+    model = deep_net(DEPTH, WIDTH)
+    if not isinstance(model, nn.Module):
+        raise Wrong(f"deep_net 应返回一个 nn.Module，你的是 {type(model).__name__}")
+    _deep_layers_used(model, rng)
+    optimizer = optim.Adam(model.parameters(), lr=DEEP_LR)
+    for _ in range(DEEP_STEPS):
+        x = rng.standard_normal((DEEP_BATCH, WIDTH))
+        loss = ((model(mg.tensor(x, dtype="float32")) - mg.tensor(teacher(x), dtype="float32")) ** 2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    x = np.random.default_rng(99).standard_normal((1024, WIDTH))
+    with mg.no_grad():
+        return float(((model(mg.tensor(x, dtype="float32")).numpy() - teacher(x)) ** 2).mean())
+
+
+def check_deep_net(deep_net) -> str:
+    errors = []
+    for seed in DEEP_SEEDS:
+        errors.append(_deep_test_mse(deep_net, seed))
+        if not np.isfinite(errors[-1]):
+            raise Wrong(f"第 {seed} 个种子上训练发散了（测试误差 {errors[-1]}）：残差流越加越大？")
+        if errors[-1] > 0.9:  # nothing learned: no need to train the other seeds to know
+            break
+    shown = "、".join(f"{e:.2f}" for e in errors)
+    if np.mean(errors) > DEEP_TARGET:
+        hint = ("几乎什么都没学到（误差 ≈ 1 就是只会猜平均数）：梯度穿不过 20 层——想想第 5 节的直通车道"
+                if min(errors) > 0.8 else "学到了一些，还不够：看看残差和 LayerNorm 放在哪里（第 9 节）")
+        raise Wrong(f"测试误差 {shown}（每个种子一个），平均要 ≤ {DEEP_TARGET}：{hint}")
+    return f"通过：{DEPTH} 层的网络学得动了，{len(errors)} 个种子上的测试误差 {shown}（一条直线约为 1）"
+
+
 EXERCISES = [
     Exercise("5.1", "block_parameters", "一个 block 的参数个数", 2, check_block_parameters),
     Exercise("5.2", "layer_norm", "LayerNorm 的前向", 1, check_layer_norm),
@@ -210,4 +287,5 @@ EXERCISES = [
         (F, "attention_probs", "F.attention_probs"))),
     Exercise("5.5", "LayerNorm", "LayerNorm 的反向传播", 3, check_layer_norm_backward),
     Exercise("5.6", "post_ln_block", "亲手拼一个 Post-LN 的 Block", 3, check_post_ln_block),
+    Exercise("5.7", "deep_net", "开放题：让 20 层的网络学得动", 3, check_deep_net, open=True),
 ]

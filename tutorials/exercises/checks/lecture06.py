@@ -7,11 +7,16 @@ minigpt.sampling would draw from. Read next: lecture07.py.
 from __future__ import annotations
 
 import math
+from functools import cache
 
 import numpy as np
 
+import minigrad as mg
+from minigpt import GPT, GPTConfig
 from minigpt.sampling import top_k_filter, top_p_filter
+from minigrad import optim
 from tutorials.exercises.grading import Exercise, Wrong, as_array, compare, compare_number, number, softmax
+from tutorials.yardstick import Score, Yardstick, load
 
 LOGITS = np.array([0.5, 2.0, -1.5, 1.0, 0.0, -0.5])  # not sorted: the learner's code must sort
 STABLE_HINT = "出现了 nan：exp 溢出了；softmax 之前先减去最大的 logit（softmax(x − c) = softmax(x)）"
@@ -204,6 +209,78 @@ def check_cached_attention_step(cached_attention_step) -> str:
     return "通过：逐个词元用缓存算出的输出，和每步重算整段完全一样，而每步只算一个新位置"
 
 
+# --------------------------------------------------------------------------------------------------
+# 6.7, an open task: a learning-rate schedule for a budget of 200 steps
+
+SCHEDULE_STEPS, SCHEDULE_SEEDS = 200, (0, 1)
+SCHEDULE_BATCH, SCHEDULE_SEQ = 16, 64
+SCHEDULE_TARGET = 0.06  # nats per character better than the lecture's schedule, on the yardstick, mean of the seeds
+SCHEDULE_MAX_LR = 0.1
+
+
+def lecture_schedule(step: int, total_steps: int) -> float:
+    """Section 4's schedule, made for 400-800 steps: 50 steps of warmup to 2e-3, then a cosine down to 2e-4."""
+    return optim.cosine_with_warmup(step, 2e-3, 50, total_steps, 2e-4)
+
+
+@cache
+def _schedule_run(lrs: tuple[float, ...], seed: int) -> Score:
+    """Train the small GPT with these learning rates (one per step) and score it on the yardstick; cached, so
+    that the lecture's schedule is trained once per process, and an answer equal to it costs nothing."""
+    ys = _yardstick()
+    mg.manual_seed(seed)
+    model = GPT(GPTConfig(vocab_size=ys.vocab_size, block_size=SCHEDULE_SEQ, n_layer=2, n_head=4, n_embd=32))
+    optimizer = optim.AdamW(model.parameters(), lr=lrs[0], betas=(0.9, 0.99), weight_decay=0.0)
+    rng = np.random.default_rng(seed)  # the same batches for every schedule: only the learning rates differ
+    offsets = np.arange(SCHEDULE_SEQ)
+    for lr in lrs:
+        optim.set_lr(optimizer, lr)
+        starts = rng.integers(0, len(ys.train) - SCHEDULE_SEQ - 1, SCHEDULE_BATCH)
+        _, loss = model(ys.train[starts[:, None] + offsets], ys.train[starts[:, None] + offsets + 1])
+        optimizer.zero_grad()
+        loss.backward()
+        mg.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+    model.eval()
+    return ys.score_logits(model)
+
+
+@cache
+def _yardstick() -> Yardstick:
+    return load()
+
+
+def check_lr_schedule(lr_schedule) -> str:
+    lrs = []
+    for step in range(SCHEDULE_STEPS):
+        lr = lr_schedule(step, SCHEDULE_STEPS)
+        if isinstance(lr, bool) or not isinstance(lr, (int, float, np.floating)) or not 0 <= lr <= SCHEDULE_MAX_LR:
+            raise Wrong(f"第 {step} 步的学习率应是 0 到 {SCHEDULE_MAX_LR} 之间的数，你的是 {lr!r}")
+        lrs.append(float(lr))
+    baseline = tuple(lecture_schedule(step, SCHEDULE_STEPS) for step in range(SCHEDULE_STEPS))
+    gains = []
+    for seed in SCHEDULE_SEEDS:
+        gain, _ = _schedule_run(baseline, seed).gap(_schedule_run(tuple(lrs), seed))
+        gains.append(gain)
+        if not np.isfinite(gain):
+            raise Wrong(f"第 {seed} 个种子上训练发散了：学习率最大到 {max(lrs):.3g}，太大了")
+        if gain <= 0:  # already worse than the lecture's on one seed: no need to train the other to know
+            break
+    shown = "、".join(f"{g:+.3f}" for g in gains)
+    verdict = (f"{len(gains)} 个种子上，尺子上比讲义的学习率表逐窗口好 {shown} 纳特/字符"
+               f"（平均 {np.mean(gains):+.3f}）")
+    if np.mean(gains) < SCHEDULE_TARGET or min(gains) <= 0:
+        if max(lrs) > 0.01:
+            hint = f"学习率最大到 {max(lrs):.3g}：这个小模型受不了这么大的步子，训练不稳"
+        elif np.mean(lrs) < 2.5e-3:
+            hint = (f"整个预算里的平均学习率只有 {np.mean(lrs):.2g}：只有 {SCHEDULE_STEPS} 步，长长的预热和"
+                    "早早开始的衰减占掉了大半预算")
+        else:
+            hint = "预热短一些、衰减晚一些，或者峰值换一个试试"
+        raise Wrong(f"{verdict}；目标是平均好 {SCHEDULE_TARGET} 以上：{hint}")
+    return f"通过：{verdict}（目标 {SCHEDULE_TARGET}）"
+
+
 EXERCISES = [
     Exercise("6.1", "make_batch", "一批训练数据", 1, check_make_batch),
     Exercise("6.2", "first_order_decrease", "一步梯度下降的一阶估计", 2, check_first_order_decrease),
@@ -211,4 +288,5 @@ EXERCISES = [
     Exercise("6.4", "top_p_probs", "top-p（nucleus）", 2, check_top_p_probs),
     Exercise("6.5", "sample_next", "按温度、top-k、top-p 采样", 2, check_sample_next),
     Exercise("6.6", "cached_attention_step", "KV 缓存的一步", 3, check_cached_attention_step),
+    Exercise("6.7", "lr_schedule", "开放题：200 步的学习率表", 3, check_lr_schedule, open=True),
 ]

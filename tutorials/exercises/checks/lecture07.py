@@ -5,12 +5,22 @@ Read next: ../grading.py, or the tests that hold every checker to its solution (
 
 from __future__ import annotations
 
+import math
+from functools import cache
+from pathlib import Path
+
 import numpy as np
 
+import minigpt.data
 import minigrad as mg
+import tutorials
+import tutorials.yardstick
 from minigpt import GPT, GPTConfig
+from minigpt.checkpoint import load_model
+from tutorials.exercises.checks.lecture01 import _reads_the_yardstick
 from tutorials.exercises.grading import Exercise, Wrong, as_array, compare, compare_number
-from tutorials.yardstick import Score
+from tutorials.kneser_ney import KneserNey
+from tutorials.yardstick import Score, Yardstick, load
 
 MATCH = {
     "tanh RNN 的梯度每往回传一步就缩小一截": ("门控（GRU）", "02 讲 §3"),
@@ -146,6 +156,84 @@ def check_paired_gap(paired_gap) -> str:
             "同一把尺子让比较精确得多")
 
 
+# --------------------------------------------------------------------------------------------------
+# 7.6, an open task: mix the shipped GPT with Kneser-Ney, the weight chosen on a dev split carved from train
+
+PRETRAINED = Path(tutorials.__file__).parent / "pretrained" / "shakespeare"
+KN_ORDER, KN_SCALE = 10, 1.2  # what kneser_ney.tune_order chose in lecture 01, on the training text alone
+MIX_TARGET = 0.015  # nats per character better than the better of the two (Kneser-Ney), window by window
+
+
+@cache
+def _yardstick() -> Yardstick:
+    return load()
+
+
+@cache
+def _shipped_gpt() -> GPT:
+    model, _ = load_model(PRETRAINED)
+    model.eval()
+    return model
+
+
+@cache
+def _mixing_probs() -> tuple[np.ndarray, np.ndarray]:
+    """Both models' probabilities of the yardstick's true characters: made once per process (about 20 s, most of
+    it counting the Kneser-Ney model), shared by every answer graded."""
+    ys = _yardstick()
+    kn = KneserNey(ys.train, ys.vocab_size, KN_ORDER, KN_SCALE).probs(ys.x, ys.y, KN_ORDER)
+    return _gpt_probs(_shipped_gpt(), ys.x, ys.y), kn
+
+
+def _gpt_probs(model: GPT, x: np.ndarray, y: np.ndarray, batch_size: int = 64) -> np.ndarray:
+    """P(y[n, t] | x[n, :t+1]) under the GPT, for windows x, y of shape (N, T) with T <= its block_size."""
+    x, y = np.asarray(x, dtype=np.int64), np.asarray(y, dtype=np.int64)
+    if x.ndim != 2 or x.shape != y.shape or x.shape[1] > model.config.block_size:
+        raise Wrong(f"gpt_probs(x, y)：x、y 应是形状相同的 (N, T) 整数数组，T 不超过 {model.config.block_size}，"
+                    f"你给的是 {x.shape} 和 {y.shape}")
+    out = []
+    with mg.no_grad():
+        for start in range(0, len(x), batch_size):
+            logits = model(x[start:start + batch_size])[0].numpy().astype(np.float64)
+            logits -= logits.max(axis=-1, keepdims=True)
+            p = np.exp(logits)
+            p /= p.sum(axis=-1, keepdims=True)
+            out.append(np.take_along_axis(p, y[start:start + batch_size, :, None], axis=-1)[..., 0])
+    return np.concatenate(out)
+
+
+def check_choose_mix(choose_mix) -> str:
+    ys = _yardstick()
+    if _reads_the_yardstick(choose_mix, ys):
+        raise Wrong("不许碰尺子：choose_mix 用到了 tutorials.yardstick、load_dataset 或验证集的窗口。"
+                    "权重只许在训练文本切出的开发集上挑，尺子只在最后打一次分")
+    train = ys.train.copy()
+    train.flags.writeable = False
+    weight = choose_mix(train, ys.vocab_size, lambda x, y: _gpt_probs(_shipped_gpt(), x, y))
+    if isinstance(weight, bool) or not isinstance(weight, (int, float, np.floating)) or not 0 <= weight <= 1:
+        raise Wrong(f"应返回 GPT 的权重 λ，一个 0 到 1 之间的数，你的是 {weight!r}")
+    weight = float(weight)
+    gpt, kn = _mixing_probs()
+    mixed = -np.log(weight * gpt + (1 - weight) * kn)
+    gains = {}
+    for name, other in (("Kneser-Ney", kn), ("GPT", gpt)):
+        diff = (-np.log(other) - mixed).mean(axis=1)  # how much better the mix is, window by window
+        gains[name] = (float(diff.mean()), float(diff.std(ddof=1) / math.sqrt(len(diff))))
+    verdict = (f"λ = {weight:.2f} 的混合在尺子上是 {mixed.mean():.3f} 纳特/字符，比 Kneser-Ney 好 "
+               f"{gains['Kneser-Ney'][0]:+.3f} ± {gains['Kneser-Ney'][1]:.3f}，比 GPT 好 "
+               f"{gains['GPT'][0]:+.3f} ± {gains['GPT'][1]:.3f}")
+    if min(gains[name][0] for name in gains) < MIX_TARGET:
+        if weight < 0.1:
+            hint = ("λ 几乎是 0：像是在 Kneser-Ney 数过的文本上挑的——它在自己数过的文本上几乎背了下来，"
+                    "显得比 GPT 好得多；要在没数过的开发集上挑")
+        elif weight > 0.9:
+            hint = "GPT 占得太多：在尺子上单独的 GPT 比 Kneser-Ney 还差，混合要两边都取"
+        else:
+            hint = "在开发集上把 λ 从 0 到 1 细细扫一遍，挑开发集损失最小的那个"
+        raise Wrong(f"{verdict}；目标是比两者都好 {MIX_TARGET} 以上：{hint}")
+    return f"通过：{verdict}（目标 {MIX_TARGET}）"
+
+
 EXERCISES = [
     Exercise("7.1", "MATCH", "配对：毛病 → 补法", 1, check_match),
     Exercise("7.2", "greedy_generate", "贪心生成", 2, check_greedy_generate, forbids=(
@@ -154,4 +242,7 @@ EXERCISES = [
     Exercise("7.4", "gpt_parameters", "整个 GPT 有多少参数", 3, check_gpt_parameters),
     Exercise("7.5", "paired_gap", "两个模型在同一把尺子上差多少", 2, check_paired_gap, forbids=(
         (Score, "gap", "tutorials.yardstick 的 Score.gap"), (Score, "stderr", "tutorials.yardstick 的 Score.stderr"))),
+    Exercise("7.6", "choose_mix", "开放题：把 GPT 和 Kneser-Ney 混起来", 3, check_choose_mix, open=True, forbids=(
+        (tutorials.yardstick, "load", "tutorials.yardstick.load（尺子只用来打分，挑选只许用训练文本）"),
+        (minigpt.data, "load_dataset", "minigpt.data.load_dataset（它会切出验证集：挑选只许用训练文本）"))),
 ]

@@ -6,6 +6,10 @@ keep their schema.
 
 from __future__ import annotations
 
+import json
+import math
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -16,6 +20,7 @@ from minigrad import nn
 from tutorials import ablation
 from tutorials.ablation import AblatedBlock, Recipe, UnscaledQKV, build
 
+RECORDS = Path(__file__).resolve().parent.parent / "tutorials" / "records"
 CONFIG = GPTConfig(vocab_size=11, block_size=8, n_layer=2, n_head=2, n_embd=16)
 
 
@@ -137,3 +142,22 @@ def test_training_is_equal_compute_and_deterministic():
     runs = [ablation.train(build(v, recipe.config(CONFIG.vocab_size)), train_ids, recipe) for v in ("full", "full")]
     assert runs[0] == runs[1] and len(runs[0]) == 3
     assert recipe.tokens == 3 * 2 * 8
+
+
+RECORD_KEYS = {"variant", "name_zh", "recipe", "config", "steps", "tokens", "params", "flops", "seconds", "cpu",
+               "nats", "stderr", "gap", "gap_stderr", "command", "yardstick"}
+
+
+def test_the_shipped_records_have_every_variant_and_their_schema():
+    paths = sorted(RECORDS.glob("ablation_*.json"))
+    assert paths, "scripts/ablation_staircase.py writes tutorials/records/ablation_<size>.json"
+    for path in paths:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        variants = record["variants"]
+        assert [v["variant"] for v in variants] == list(ablation.VARIANTS)
+        for v in variants:
+            assert RECORD_KEYS <= set(v), path
+            assert v["tokens"] == v["steps"] * v["recipe"]["batch"] * v["recipe"]["block"]
+            assert math.isfinite(v["nats"]) and v["stderr"] > 0
+            assert (v["gap"], v["gap_stderr"]) == (0.0, 0.0) if v["variant"] == "full" else v["gap_stderr"] > 0
+        assert len({v["tokens"] for v in variants}) == 1, "equal compute: every variant saw the same tokens"

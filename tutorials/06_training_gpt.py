@@ -24,6 +24,8 @@
 # 5. **前面的位置最难猜**：第一个位置只看得到自己，越往后前文越多，验证集上每个位置的损失随位置下降。
 # 6. **调词旋钮**：温度、top-k、top-p 在“很有把握”和“拿不准”两种分布上各留下多少候选。
 # 7. **KV 缓存**：和每步重算整段前文生成的词元完全相同，而且序列越长省得越多。
+# 8. **拆掉一块，会差多少**：同一个 GPT 每次拆掉一块（位置、缩放、多头、残差、LayerNorm、MLP），同等词元训练，
+#    在同一把尺子上逐段配对，量出每一块值多少。
 #
 # 运行：`python tutorials/06_training_gpt.py`（完整实验）；
 # `TUTORIAL_QUICK=1 python tutorials/06_training_gpt.py`（小模型、少步数）。图片写到 `figures/`。
@@ -40,6 +42,7 @@
 from tutorials.course import FIGURES, QUICK, T_START, label, show_figure, show_image  # 放在最前：限定 BLAS 线程数
 
 # isort: split
+import json
 import math
 import re
 import time
@@ -863,14 +866,143 @@ def draw_parallelism_map() -> None:
 
 draw_parallelism_map()
 
-# %%
-my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选择题猜对几个
-
 # %% [markdown]
 # 本讲的两份模型是数据并行的全部道理：**相同的权重 + 各自的数据 + 平均的梯度 = 同一个模型，每步的活分给 N 个进程**。
 # 图里四种切法都离不开全归约这类集体通信（collective communication）：所有进程同时调用、同时返回。
 # 所以每个进程必须按同样的顺序做同样的调用——哪个进程少调一次，其余的就会永远等下去。
 #
+# ## 10. 拆掉一块，会差多少
+#
+# 前几讲一块一块地把 GPT 搭了起来：位置编码（04）、注意力分数除以 $\sqrt{d}$（03）、多头注意力、残差连接、
+# LayerNorm 和 MLP（05）。每加一块，讲义都说“猜得更准”。可每一块到底值多少？做一次**消融实验**（ablation）：
+# 同一个 GPT，每次只拆掉一块，其余一切不变，看损失涨多少。六个变体（`tutorials/ablation.py`，minigpt 本身一行不改）：
+#
+# | 变体 | 拆掉什么 | 怎么拆 |
+# |---|---|---|
+# | 去掉位置 | 位置编码 | `GPTConfig(pos_encoding="none")`：模型只知道前文有哪些字符，不知道它们的先后 |
+# | 去掉 1/√d 缩放 | 注意力分数的 $1/\sqrt{d}$ | 分数直接用 $q \cdot k$（相当于 `scale=1`） |
+# | 多头换成单头 | 多头注意力 | 一个和模型一样宽的头（`n_head=1`），参数一个不少 |
+# | 去掉残差 | 残差连接 | 每一层的输出直接替换输入：$x = f(x)$，不再是 $x + f(x)$ |
+# | 去掉 LayerNorm | 每个 LayerNorm | 换成什么都不做的恒等映射 |
+# | 去掉 MLP | 每一层的 MLP | 只剩注意力：参数和 FLOPs 都少了一大半 |
+#
+# “其余一切不变”要说清楚，这叫**同等算力**（equal compute）：同一个种子（留下来的权重，初始值和完整模型的一模一样），
+# 同一个随机数发生器抽批次（每个变体看到同样的批、同样的顺序），同样的步数、批大小和学习率日程，所以看到的词元一样多。
+# 只有去掉 MLP 的那个例外：词元一样多，每个词元的 FLOPs 却少得多（下面打印出来），它省下的算力没有拿去多练。
+#
+# 比较用第 07 讲那把尺子：每个变体和完整模型在同样 512 段验证文本上逐段相减，看差的平均和它的标准误，
+# 这叫**配对差**。同一段文本对两个模型难易相同，一减就把“这段本来就难”抵消了，所以配对差比两个损失各自的误差小得多。
+#
+# **先猜一猜**：六块里，拆掉哪一块，损失涨得最多？
+
+# %%
+my_guesses.guess("worst_removal", "去掉 MLP", "拆掉哪一块，损失涨得最多",
+                 options=["去掉位置", "去掉 1/√d 缩放", "多头换成单头", "去掉残差", "去掉 LayerNorm", "去掉 MLP"],
+                 default="去掉 MLP")  # 改成你的猜测
+
+# %%
+from tutorials import ablation
+from tutorials.yardstick import load as load_yardstick
+
+ys = load_yardstick()
+if QUICK:   # 约 30 秒：2 层、32 宽
+    ABLATION = ablation.Recipe(n_layer=2, n_head=4, n_embd=32, steps=300, batch=8, lr=6e-3)
+else:       # 约 3 分钟：4 层、64 宽
+    ABLATION = ablation.Recipe(n_layer=4, n_head=4, n_embd=64, steps=600, batch=16, lr=6e-3)
+print(f"{ABLATION.n_layer} 层、{ABLATION.n_embd} 宽、{ABLATION.n_head} 个头；每个变体练 {ABLATION.steps} 步，"
+      f"每步 {ABLATION.batch} 段 × {ABLATION.block} 个字符，共 {ABLATION.tokens:,} 个词元，学习率 {ABLATION.lr:g}")
+t_ablation = time.time()
+staircase = ablation.staircase(ABLATION, ys, log=False)
+full_run = staircase["full"]
+gaps = {v: staircase[v].gap(full_run) for v in ablation.VARIANTS[1:]}   # 变体 - 完整模型，逐段配对
+print(f"完整模型：{full_run.score} 纳特每字符（{full_run.params:,} 个参数）")
+for v in sorted(gaps, key=lambda v: -gaps[v][0]):
+    gap, se = gaps[v]
+    print(f"  {ablation.NAMES_ZH[v]:<12} 配对差 {gap:+.3f} ± {se:.3f} 纳特（{gap / se:+5.0f} 个标准误），"
+          f"FLOPs 是完整模型的 {staircase[v].flops / full_run.flops:.0%}")
+print(f"七个模型共用时 {time.time() - t_ablation:.0f} 秒")
+my_guesses.reveal("worst_removal", ablation.NAMES_ZH[max(gaps, key=lambda v: gaps[v][0])])
+hurts = {v for v, (gap, se) in gaps.items() if gap > 3 * se}   # 比完整模型差出 3 个标准误以上
+if QUICK:   # 练得这么短，稳稳变差的只有拆掉大块的这几个
+    assert {"no_residual", "no_layernorm", "no_mlp", "one_head"} <= hurts, f"快速模式下没变差的：{set(gaps) - hurts}"
+else:       # 位置、残差、LayerNorm、MLP 都稳稳变差；缩放在这个尺度上拆了反而略好（见下文）
+    assert {"no_positions", "no_residual", "no_layernorm", "no_mlp", "one_head"} <= hurts, \
+        f"完整模式下没变差的：{set(gaps) - hurts}"
+    assert gaps["no_scale"][0] < 0, "4 层 64 宽、AdamW、GPT-2 的初始化：拆掉 1/√d 并不更差"
+
+# %% [markdown]
+# 下面把配对差画成一级级台阶，从伤得最重的排到最轻的，误差棒是 ±2 个标准误；横轴在 0 附近是线性的、往外是对数的，
+# 否则去掉残差那一级一出来，别的台阶就都看不见了。右边是用
+# `python scripts/ablation_staircase.py` 在更大的模型上、练得更久的结果（随课程附带的记录，不在这里现跑）。
+
+# %%
+def draw_staircase(ax: plt.Axes, rows: list[tuple[str, float, float]], title: str) -> None:
+    """rows: (变体, 配对差, 标准误)；伤得最重的画在最上面，误差棒是 ±2 个标准误。"""
+    rows = sorted(rows, key=lambda row: row[1])
+    y = np.arange(len(rows))
+    colors = ["tab:red" if gap > 3 * se else "tab:grey" for _, gap, se in rows]   # 灰色：没有显著变差
+    ax.barh(y, [gap for _, gap, _ in rows], xerr=[2 * se for _, _, se in rows], color=colors, alpha=0.8, capsize=3)
+    ax.set_yticks(y, [label(ablation.NAMES_ZH[v], v) for v, _, _ in rows])
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.set_xscale("symlog", linthresh=0.05)   # 去掉残差差得太多，线性坐标下别的台阶就看不见了
+    ax.set_xlabel(label("比完整模型多的损失（纳特每字符，配对）", "extra loss vs the full model (nats/char, paired)"))
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, axis="x", alpha=0.3)
+
+
+record = json.loads((Path(ablation.__file__).parent / "records" / "ablation_full.json").read_text(encoding="utf-8"))
+shipped = {v["variant"]: v for v in record["variants"] if v["variant"] != "full"}
+r = record["variants"][0]["recipe"]
+fig, axes = plt.subplots(1, 2, figsize=(12, 3.8))
+live_title = label(f"本讲现跑：{ABLATION.n_layer} 层 {ABLATION.n_embd} 宽，{ABLATION.steps} 步",
+                   f"live: {ABLATION.n_layer} layers x {ABLATION.n_embd}, {ABLATION.steps} steps")
+draw_staircase(axes[0], [(v, gap, se) for v, (gap, se) in gaps.items()], live_title)
+shipped_title = label(f"附带的记录：{r['n_layer']} 层 {r['n_embd']} 宽，{r['steps']} 步",
+                      f"shipped record: {r['n_layer']} layers x {r['n_embd']}, {r['steps']} steps")
+draw_staircase(axes[1], [(v, e["gap"], e["gap_stderr"]) for v, e in shipped.items()], shipped_title)
+fig.suptitle(label("拆掉一块，会差多少（同等词元，同一把尺子）", "remove one piece: how much worse (equal tokens)"))
+fig.tight_layout()
+show_figure(fig, "06_ablation_staircase.png")
+print(f"附带的记录（{record['cpu']}，一个 BLAS 线程）：")
+for e in sorted(shipped.values(), key=lambda e: -e["gap"]):
+    print(f"  {e['name_zh']:<12} 配对差 {e['gap']:+.3f} ± {e['gap_stderr']:.3f}，练了 {e['seconds']:.0f} 秒")
+assert all(shipped[v]["gap"] > 10 * shipped[v]["gap_stderr"] for v in ("no_positions", "no_residual", "no_layernorm",
+                                                                         "no_mlp")), "附带的记录：这四块拆掉都明显更差"
+assert shipped["no_scale"]["gap"] < 0, "附带的记录：拆掉 1/√d 缩放反而略好"
+assert abs(shipped["one_head"]["gap"]) < 3 * shipped["one_head"]["gap_stderr"], "附带的记录：练得久了，单头追平了多头"
+
+# %% [markdown]
+# 读这几级台阶（数字见上面打印的和图；红色是比完整模型差出 3 个标准误以上的，灰色不是）：
+#
+# - **残差连接**伤得最重，远超其他各块：没有 $x + f(x)$ 这条直通车道，每一层都得把下面的信息原样转述上去，
+#   梯度也得一层层穿过每个子层才回得到嵌入。才几层，它就几乎练不动，损失停在只会数单个字符频率的水平附近。
+# - **MLP** 和 **LayerNorm** 其次。没有 MLP，每个位置只能把看到的字符加权平均，少了“各自想一想”的那一步
+#   （它的 FLOPs 也只剩不到一半：这一级里有一部分是算力的账）；没有 LayerNorm，残差流的尺度随层数和训练漂移，
+#   同一个学习率对有的层太大、对有的层太小。不过练得越久，没有 LayerNorm 的模型追得越近：4 层 64 宽练 600 步
+#   （完整模式）差 0.17 纳特，练 1,600 步（附带的记录）只差 0.05。
+# - **位置**：练得短时几乎不伤，快速模式里拆掉它甚至略好。刚开始模型学的是“这个字符后面常跟什么”，用不着位置；
+#   要学“前面第二、第三个字符是什么”时，位置才值钱——完整模式和附带的记录里，它是很高的一级台阶。
+#   没有位置编码的模型也不是全然不知先后：因果遮罩让位置 $t$ 只看得见 $t+1$ 个字符，注意力平均的分母随位置变，
+#   这是一点微弱的位置信号。
+# - **多头**：练得短时，单头稳稳地差一点；附带的记录练了 1,600 步，差距落进了误差里。在这个尺度上，
+#   几个头同时看几处，买到的是“学得快”，不是“学得到更多”。
+# - **$1/\sqrt{d}$ 缩放**：最出人意料的一级。练得很短时（快速模式：2 层 32 宽、300 步）拆掉它略差；一旦练过了
+#   “只看前一个字符”的阶段，拆掉它反而略好（配对差是负的，在几个标准误之外）：4 层 64 宽练 600 步、1,600 步
+#   都是这样，另外试过的 2 层 32 宽、2 层 64 宽（每个头 32 维）练 1,200 步也是这样，都好 0.02–0.04 纳特。
+#   原因在初始化：GPT-2 的权重从 $N(0, 0.02)$ 开始，$q$、$k$ 都很小，分数 $q \cdot k$ 离 softmax 饱和还远；
+#   去掉缩放只是把分数放大 $\sqrt{d}$ 倍，用 AdamW 训练时，差不多等于给查询的权重开了更大的学习率。
+#   缩放真正防的是 $q$、$k$ 每个分量方差为 1 的情形（原始 Transformer 的初始化）：那时 $q \cdot k$ 的标准差是
+#   $\sqrt{d}$，不除一下，softmax 一开始就近乎 one-hot，梯度几乎为零。在这里量不出它的好处，就照实说：
+#   在这个尺度、这种初始化下，它不是必需品。
+#
+# 还有两点要记住。第一，标准误只算了“尺子上是哪 512 段文本”的随机性，没算“用哪个种子”的随机性：换个种子重练，
+# 小的台阶（多头、缩放）会挪动百分之几纳特，大的台阶（残差、MLP、位置）不会。第二，台阶的高低随模型大小和训练长短而变，
+# 消融实验的每个结论都带着“在这个尺度、这么多词元下”这个前提。
+
+# %%
+my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选择题猜对几个
+
+# %% [markdown]
 # ## 小结
 #
 # | 问题 | 办法 | 名字 | 在代码里 |
@@ -883,6 +1015,7 @@ my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选�
 # | 总选最可能的词元太死板 | 调整分布再采样 | 温度 / top-k / top-p | `minigpt/sampling.py` |
 # | 每步重算整段前文 | 缓存算过的键和值 | KV 缓存 | `minigpt/model.py: KVCache` |
 # | 一个进程练得太慢 | 每份模型各算一份数据、平均梯度 | 数据并行 | `minigrad.distributed.DistributedDataParallel` |
+# | 每一块到底值多少 | 每次拆掉一块，同等词元重练，配对比较 | 消融实验 | `tutorials/ablation.py` |
 #
 # 下一讲（07）：一张表把七讲串起来。
 

@@ -21,7 +21,7 @@ import numpy as np
 import minigrad as mg
 import minigrad.functional as F
 from minigpt.config import GPTConfig
-from minigpt.parts import DEFAULT, Parts, custom_attention
+from minigpt.parts import DEFAULT, Parts, apply_gelu, apply_norm, custom_attention
 from minigrad import backend, nn
 from minigrad.nn import init
 from minigrad.tensor import Tensor
@@ -194,16 +194,12 @@ class MLP(nn.Module):
         super().__init__()
         self.parts = parts
         self.c_fc = nn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
+        self.gelu = nn.GELU()
         self.c_proj = nn.Linear(4 * config.n_embd, config.n_embd, bias=config.bias)
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, x: Tensor) -> Tensor:
-        return self.dropout(self.c_proj(self.parts.gelu(self.c_fc(x))))  # (B, T, 4C) inside, (B, T, C) out
-
-
-def norm(parts: Parts, ln: nn.LayerNorm, x: Tensor) -> Tensor:
-    """The LayerNorm `ln` (its weight, bias and eps) applied to x through parts.layer_norm: by default exactly ln(x)."""
-    return parts.layer_norm(x, ln.weight, ln.bias, ln.eps)
+        return self.dropout(self.c_proj(apply_gelu(self.parts, self.gelu, self.c_fc(x))))  # (B, T, 4C) inside
 
 
 class Block(nn.Module):
@@ -225,10 +221,10 @@ class Block(nn.Module):
 
     def forward(self, x: Tensor, kv_cache: KVCache | None = None) -> Tensor:
         if self.pre_norm:
-            x = x + self.attn(norm(self.parts, self.ln_1, x), kv_cache)
-            return x + self.mlp(norm(self.parts, self.ln_2, x))
-        x = norm(self.parts, self.ln_1, x + self.attn(x, kv_cache))
-        return norm(self.parts, self.ln_2, x + self.mlp(x))
+            x = x + self.attn(apply_norm(self.parts, self.ln_1, x), kv_cache)
+            return x + self.mlp(apply_norm(self.parts, self.ln_2, x))
+        x = apply_norm(self.parts, self.ln_1, x + self.attn(x, kv_cache))
+        return apply_norm(self.parts, self.ln_2, x + self.mlp(x))
 
 
 class GPT(nn.Module):
@@ -324,7 +320,7 @@ class GPT(nn.Module):
         for block in self.transformer.h:
             x = block(x, kv_cache)
         if self.config.norm_position == "pre":
-            x = norm(self.parts, self.transformer.ln_f, x)
+            x = apply_norm(self.parts, self.transformer.ln_f, x)
         return x
 
     @mg.no_grad()

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 import minigrad.functional as F
+from minigrad import nn
 from minigrad.tensor import Tensor
 
 
@@ -66,6 +67,19 @@ class Parts:
 
 
 DEFAULT = Parts()
+
+
+def apply_norm(parts: Parts, ln: nn.LayerNorm | nn.Module, x: Tensor) -> Tensor:
+    """The model's LayerNorm `ln` applied to x: the module itself by default (so its hooks run, as in PyTorch, and
+    a model may swap it for another module), else parts.layer_norm with the module's weight, bias and eps."""
+    if parts.layer_norm is DEFAULT.layer_norm:
+        return ln(x)
+    return parts.layer_norm(x, ln.weight, ln.bias, ln.eps)
+
+
+def apply_gelu(parts: Parts, module: nn.Module, x: Tensor) -> Tensor:
+    """The MLP's activation: its nn.GELU module by default (hooks run on it), else parts.gelu."""
+    return module(x) if parts.gelu is DEFAULT.gelu else parts.gelu(x)
 
 
 def custom_attention(parts: Parts, q: Tensor, k: Tensor, v: Tensor, cached: bool, dropout_p: float,

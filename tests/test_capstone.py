@@ -257,3 +257,27 @@ def test_a_custom_attention_refuses_the_kv_cache_and_dropout_in_one_line():
         model(ids(0, (1, 4)), kv_cache=KVCache(CONFIG.n_layer, CONFIG.block_size))
     with pytest.raises(ValueError, match="no attention dropout"):
         GPT(GPTConfig(**{**CONFIG.to_dict(), "dropout": 0.1}), model.parts)(ids(0))
+
+
+def test_the_default_parts_call_the_models_own_modules_so_model_surgery_works_as_in_pytorch():
+    """With the default parts, the LayerNorms and the GELU run as modules: a module swapped in (as a PyTorch user
+    swaps `model.transformer.h[0].ln_1`) is the one that runs, and the op graph keeps their module names."""
+    calls = []
+
+    class Counting(mg.nn.Module):
+        def __init__(self, inner, name):
+            super().__init__()
+            self.inner, self.name = inner, name
+
+        def forward(self, x):
+            calls.append(self.name)
+            return self.inner(x)
+
+    mg.manual_seed(0)
+    model = GPT(CONFIG)
+    block = model.transformer.h[0]
+    block.ln_1 = Counting(block.ln_1, "ln_1")
+    block.mlp.gelu = Counting(block.mlp.gelu, "gelu")
+    model.transformer.ln_f = Counting(model.transformer.ln_f, "ln_f")
+    model(ids(0))
+    assert calls == ["ln_1", "gelu", "ln_f"]

@@ -5,6 +5,7 @@
 2. Walk that order backwards. Each tensor's gradient is complete when we reach it (all its uses come
    later in the order), so we hand it to the op that made the tensor, which returns one gradient per
    input. Broadcast inputs get their gradient summed back to their own shape here, once, in `sum_to`.
+   (A slice instead adds its gradient straight into its input's gradient so far: `Function.backward_into`.)
 
 The same walk gives `grad` (`torch.autograd.grad`: the gradients of some outputs with respect to some inputs,
 running only the ops on a path between them) and, with `create_graph`, gradients that record a graph of their

@@ -5,6 +5,7 @@
 2. Walk that order backwards. Each tensor's gradient is complete when we reach it (all its uses come
    later in the order), so we hand it to the op that made the tensor, which returns one gradient per
    input. Broadcast inputs get their gradient summed back to their own shape here, once, in `sum_to`.
+   (A slice instead adds its gradient straight into its input's gradient so far: `Function.backward_into`.)
 
 The same walk gives `grad` (`torch.autograd.grad`: the gradients of some outputs with respect to some inputs,
 running only the ops on a path between them) and, with `create_graph`, gradients that record a graph of their
@@ -205,10 +206,11 @@ def _propagate(order: list[Tensor], seeds: dict[int, Any], deliver: Callable[[Te
                 continue
             if ctx.released or [parent._version for parent in ctx.parents] != ctx.input_versions:
                 _refuse_stale(ctx)
-            gxs = run_backward(ctx, gy, tensor)
-            for parent, gx, needed in zip(ctx.parents, gxs, ctx.needs_input_grad):
-                if needed and gx is not None:
-                    grads.add(parent, sum_to(gx, parent.shape), gy, gxs)
+            if not grads.added_into(ctx, gy):
+                gxs = run_backward(ctx, gy, tensor)
+                for parent, gx, needed in zip(ctx.parents, gxs, ctx.needs_input_grad):
+                    if needed and gx is not None:
+                        grads.add(parent, sum_to(gx, parent.shape), gy, gxs)
             if not retain_graph:
                 ctx.release()
 
@@ -274,6 +276,19 @@ class _Gradients:
         self.pending = seeds  # {tensor id: its gradient so far}; the walk pops each when it is complete
         self.owned: set[int] = set()
         self.tensors = tensors
+
+    def added_into(self, ctx: Any, gy: Any) -> bool:
+        """True if the op `ctx` of one input added its gradient for `gy` straight into that input's gradient so
+        far (`Function.backward_into`), which must be a buffer this walk owns; False: run its backward instead.
+
+        A slice's backward would make an array of zeros as large as its input and then add it: q, k and v,
+        three slices of one projection, made three such arrays a layer. (Not with create_graph, or while anomaly
+        detection checks every backward's gradients.)
+        """
+        if self.tensors or anomaly_hook is not None or len(ctx.parents) != 1 or not ctx.needs_input_grad[0]:
+            return False
+        key = id(ctx.parents[0])
+        return key in self.owned and key in self.pending and ctx.backward_into(self.pending[key], gy)
 
     def add(self, parent: Tensor, gx: Any, gy: Any, gxs: tuple) -> None:
         """Add `gx`, one of the gradients `gxs` that an op returned for upstream gradient `gy`, to `parent`'s."""

@@ -54,6 +54,12 @@ class Function:
     def backward(self, gy: Any) -> Any:
         raise NotImplementedError
 
+    def backward_into(self, gx: Any, gy: Any) -> bool:
+        """Add this op's gradient for `gy` into `gx` in place and return True, or return False (the default) to have
+        `backward` run. `gx` is the gradient so far of the op's one input, a buffer the backward pass owns; an op
+        whose backward would make an array mostly of zeros (a slice's) adds only the part that is not zero."""
+        return False
+
     def recompute(self, *inputs: Tensor, y: Tensor) -> dict[str, Tensor]:
         """The saved buffers that are neither an input nor the output, computed again from the input tensors
         (and the output `y`), for a backward on tensors (higher_order.py). Most ops save none."""

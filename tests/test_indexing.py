@@ -28,6 +28,27 @@ def test_basic_indices(device, data):
 
 @op_settings
 @given(data=st.data())
+def test_several_basic_indices_of_one_tensor_add_their_gradients(device, data):
+    """q, k, v = qkv[0], qkv[1], qkv[2], overlapping slices, single elements: the second slice on adds its gradient
+    straight into the input's gradient so far (GetItem.backward_into); the sum must be every slice's gradient."""
+    x = data.draw(S.floats(S.shapes(min_dims=1)))
+    indices = data.draw(st.lists(hnp.basic_indices(x.shape, allow_newaxis=True, allow_ellipsis=True), min_size=2,
+                                 max_size=4))
+    rng = np.random.default_rng(0)
+    weights = [rng.standard_normal(np.shape(x[index])).astype(x.dtype) for index in indices]
+    t = mg.tensor(x, requires_grad=True, device=device)
+    total = (t * 0.5).sum()  # one more use of t, whose gradient comes first
+    for index, w in zip(indices, weights):
+        total = total + (t[index] * mg.tensor(w, device=device)).sum()
+    total.backward()
+    expected = np.full(x.shape, 0.5, dtype=x.dtype)
+    for index, w in zip(indices, weights):
+        expected[index] += w
+    np.testing.assert_allclose(t.grad.numpy(), expected, rtol=1e-5, atol=1e-6)
+
+
+@op_settings
+@given(data=st.data())
 def test_one_integer_array_per_dim(device, data):
     """Repeats included: a repeated element's gradient accumulates."""
     x = data.draw(S.floats(S.shapes(min_dims=1)))

@@ -1,7 +1,7 @@
 """The compiled kernels behind the public API (minigrad/fused/kernels/select.py): F.gelu, F.layer_norm, F.softmax,
-F.log_softmax, F.cross_entropy and Adam(W) give the NumPy reference's values and gradients within float32 rounding
-with the kernels on; a backward on tensors (create_graph) takes the reference; MINIGRAD_KERNELS=numpy and a
-missing numba give the reference; a tiny GPT trains to the same loss either way.
+F.log_softmax, F.cross_entropy, Adam(W), F.embedding and causal attention give the NumPy reference's values and
+gradients within float32 rounding with the kernels on; a backward on tensors (create_graph) takes the reference;
+MINIGRAD_KERNELS=numpy and a missing numba give the reference; a tiny GPT trains to the same loss either way.
 
 tests/test_kernels.py holds each kernel to its NumPy op directly. Read next: test_fused.py.
 """
@@ -96,6 +96,23 @@ def test_cross_entropy(reduction, layout):
 
 
 @needs_numba
+@pytest.mark.parametrize("padding_idx", [None, 2])
+def test_embedding(padding_idx):
+    weight = leaf(5, 8)
+    ids = np.array([[0, 2, 2, 4], [4, 4, 1, 2]])  # repeated ids collect every row's gradient
+    both_ways("embedding", lambda: value_and_grads(F.embedding(ids, weight, padding_idx=padding_idx), weight))
+
+
+@needs_numba
+@pytest.mark.parametrize("t", [33, 64, 70])
+def test_causal_attention_row_blocks(t):
+    """causal_rows.py's blocks (T > 32) with their softmax steps compiled: the same values and gradients."""
+    q, k, v = leaf(2, 3, t, 8, seed=5), leaf(2, 3, t, 8, seed=6), leaf(2, 3, t, 8, seed=7)
+    both_ways("softmax", lambda: value_and_grads(F.scaled_dot_product_attention(q, k, v, is_causal=True), q, k, v),
+              rtol=1e-4, atol=1e-5)
+
+
+@needs_numba
 def test_log_softmax_and_cross_entropy_of_huge_logits():
     """log p = (z - max) - log(sum): done in another order (z - (max + log(sum)), as fast-math reassociation may),
     logits near 1000 lose four digits of the result."""
@@ -184,7 +201,8 @@ from minigrad import optim
 from minigrad.fused import kernels
 x = mg.tensor(np.random.default_rng(0).standard_normal((4, 6)).astype(np.float32), requires_grad=True)
 loss = (F.gelu(x).sum() + F.layer_norm(x, (6,)).sum() + F.softmax(x, dim=-1).sum()
-        + F.log_softmax(x, dim=0).sum() + F.cross_entropy(x, np.array([0, 1, 2, 5])))
+        + F.log_softmax(x, dim=0).sum() + F.cross_entropy(x, np.array([0, 1, 2, 5]))
+        + F.embedding(np.array([[1, 3], [3, 0]]), x).sum())
 loss.backward()
 optim.AdamW([x]).step()
 print(json.dumps({**kernels.report(), "numba imported": sys.modules.get("numba") is not None}))

@@ -14,12 +14,14 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from minigrad import optim
-from minigrad.fused.attention import ScaledDotProductAttention
+from minigrad.fused import kernels
+from minigrad.fused.attention import ScaledDotProductAttention, causal_bias
 from minigrad.fused.cross_entropy import CrossEntropy, reduce_losses, row_scale
+from minigrad.fused.embedding import Embedding
 from minigrad.fused.gelu import GELU
 from minigrad.fused.layer_norm import LayerNorm
 from minigrad.fused.softmax import LogSoftmax, Softmax, stable_softmax
@@ -28,9 +30,11 @@ from minigrad.tensor import Tensor
 numba = pytest.importorskip("numba", reason="the compiled kernels need numba: pip install -e '.[fast]'")
 
 from minigrad.fused.kernels import (  # noqa: E402 (after the skip: these compile only with numba)
+    causal_rows,
     numba_adamw,
     numba_attention,
     numba_cross_entropy,
+    numba_embedding,
     numba_gelu,
     numba_layernorm,
     numba_setup,
@@ -39,6 +43,14 @@ from minigrad.fused.kernels import (  # noqa: E402 (after the skip: these compil
 from minigrad.fused.kernels.numba_math import exp32  # noqa: E402
 
 RTOL, ATOL = 2e-5, 2e-6  # float32 rounding: a few ulp of each value, and of values near 0
+
+
+@pytest.fixture(autouse=True)
+def _reference_ops():
+    """The ops (GELU, Softmax, AdamW, ...) run their NumPy code here, since numba is installed and each op would
+    otherwise call the very kernel it is the reference for; the tests call the kernels directly."""
+    with kernels.using("numpy"):
+        yield
 
 
 def assert_close(actual, expected, name, rtol=RTOL, atol=ATOL):
@@ -243,7 +255,8 @@ def test_lse_is_each_rows_log_sum_exp():
 
 
 def test_every_kernel_module_is_ready():
-    for module in (numba_gelu, numba_layernorm, numba_softmax, numba_cross_entropy, numba_adamw, numba_attention):
+    for module in (numba_gelu, numba_layernorm, numba_softmax, numba_cross_entropy, numba_adamw, numba_embedding,
+                   numba_attention):
         assert module.AVAILABLE and module.ready(), module.__name__
 
 
@@ -297,3 +310,37 @@ def test_stale_cache_folders_are_pruned_and_the_current_one_kept(tmp_path):
     assert [p.name for p in deleted] == ["aaaaaaaaaaaa"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["0123456789ab", "fedcba987654", "my_notes"]
     assert (tmp_path / "0123456789ab").stat().st_mtime > time.time() - 60  # the current one marked as used now
+
+
+@given(lead=st.lists(st.integers(0, 3), max_size=2).map(tuple), rows=st.integers(1, 40), extra=st.integers(0, 40),
+       kind=st.sampled_from(["plain", "nan", "large"]), seed=st.integers(0, 99))
+def test_causal_softmax_of_attentions_row_blocks(lead, rows, extra, kind, seed):
+    """causal_rows' scale, mask and softmax of one (..., R, K) block, and its gS = P (gP - rowsum), in place."""
+    rng = np.random.default_rng(seed)
+    scores = (rng.standard_normal(lead + (rows, rows + extra)) * (30.0 if kind == "large" else 3.0)).astype(np.float32)
+    if kind == "nan" and scores.size:
+        scores.reshape(-1)[rng.integers(scores.size)] = np.nan
+    with np.errstate(invalid="ignore"):
+        expected = causal_rows.causal_softmax_(scores.copy(), 0.125, causal_bias)
+    got = numba_softmax.causal_softmax_(scores, 0.125)
+    assert got is scores  # in place
+    assert_close(got, expected, f"P, {kind}")
+    gp, rowsum = (rng.standard_normal(s).astype(np.float32) for s in (scores.shape, lead + (rows, 1)))
+    expected_gs = causal_rows.softmax_backward_(gp.copy(), expected, rowsum)
+    assert_close(numba_softmax.softmax_backward_(gp, got, rowsum), expected_gs, "gS")
+
+
+@example(vocab=3, lead=(4, 5), width=3, seed=0)  # 20 ids among 3: every id repeated
+@given(vocab=st.integers(1, 9), lead=st.lists(st.integers(0, 6), max_size=2).map(tuple), width=st.integers(1, 9),
+       seed=st.integers(0, 99))
+def test_embedding_scatter_add(vocab, lead, width, seed):
+    """Embedding's backward: the rows of gy summed into their ids' rows, repeated ids included, bit for bit."""
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(0, vocab, lead)
+    gy = rng.standard_normal(lead + (width,)).astype(np.float32)
+    op = Embedding(ids=ids)
+    op.forward(np.zeros((vocab, width), np.float32))
+    expected = op.backward(gy)
+    got = np.zeros((vocab, width), np.float32)
+    numba_embedding.scatter_rows(got, ids, gy.reshape(-1, width))
+    np.testing.assert_array_equal(got, expected)

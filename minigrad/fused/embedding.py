@@ -1,7 +1,8 @@
 """Embedding, fused: one row of a table per integer id; its backward scatter-adds the rows' gradients back.
 
 Composed from primitives it is integer-array indexing (twins.embedding); the op adds PyTorch's `padding_idx`.
-`check_ids` names the first id out of range (the losses and F.one_hot use it too).
+`check_ids` names the first id out of range (the losses and F.one_hot use it too). With the compiled kernels
+(kernels/select.py) the backward's scatter-add is one loop (kernels/numba_embedding.py) instead of `np.add.at`.
 Read next: dropout.py.
 """
 
@@ -11,6 +12,7 @@ from typing import Any
 
 from minigrad.backend import get_array_module
 from minigrad.function import Function
+from minigrad.fused.kernels.select import compiled
 from minigrad.ops.indexing import scatter_add
 
 
@@ -41,8 +43,10 @@ class Embedding(Function):
 
     def backward(self, gy):
         gw = get_array_module(gy).zeros(self.weight_shape, dtype=self.dtype)
+        ids, rows = self.ids.reshape(-1), gy.reshape(-1, self.weight_shape[-1])
+        fast = compiled("embedding", gw, rows) if gw.ndim == 2 else None  # kernels/numba_embedding.py, or None
         # A token that occurs twice must collect both gradients: scatter-add, not assignment.
-        scatter_add(gw, self.ids.reshape(-1), gy.reshape(-1, self.weight_shape[-1]))
+        (fast.scatter_rows if fast else scatter_add)(gw, ids, rows)
         if self.padding_idx is not None:
             gw[self.padding_idx] = 0
         return gw

@@ -53,6 +53,16 @@ class GetItem(Function):
         scatter_add(target, self.advanced, gy)  # an element picked twice collects both gradients
         return gx
 
+    def backward_into(self, gx, gy):
+        """gx[basic] += gy, when the input already has a gradient (Function.backward_into): no array of zeros."""
+        if self.advanced is not None:
+            return False
+        if self.basic is None:
+            gx += gy
+        else:
+            gx[self.basic] += gy  # (indexed: gx[0, 1] alone would be a copied scalar, not a view)
+        return True
+
 
 class Gather(Function):
     """y[i, j] = x[index[i, j], j] for dim 0 (torch.gather; likewise for any dim);  gx = gy scatter-added back."""

@@ -21,7 +21,8 @@ The kernels today:
   (layer norm, softmax, attention, and the bias gradient of a linear layer use them);
 - causal_rows.py: causal self-attention in blocks of query rows, skipping the masked tiles.
 - numba_*.py: compiled CPU kernels (the optional extra `fast`) for the exact GELU, LayerNorm, softmax and
-  log-softmax, cross-entropy and Adam(W), each behind the op it implements; select.py chooses, once per process,
+  log-softmax (and the scaled, masked softmax of causal_rows.py's blocks), cross-entropy, Adam(W) and the
+  embedding's scatter-add, each behind the op it implements; select.py chooses, once per process,
   whether they or the NumPy code run (`MINIGRAD_KERNELS=numpy`, or `set_implementation("numpy")`, forces
   NumPy). numba_attention.py is a causal attention kernel not wired in: it is slower than causal_rows.py.
 Read next: blas.py, causal_rows.py, then select.py.

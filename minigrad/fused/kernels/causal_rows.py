@@ -4,6 +4,8 @@ The formulas are attention.py's; here they run for the queries r0:r1 against the
 r1 is masked for all of them, so its score, exp and products are skipped: with T = 128 in blocks of 32, 10 of
 the 16 (32 x 32) tiles of the (T, T) matrix are computed. The op calls `forward`/`backward` with itself, and
 they save and read its buffers as its own whole-matrix path does. tests/test_ops_nn.py checks both paths equal.
+Each block's scale, mask and softmax (`causal_softmax_`) and its backward step (`softmax_backward_`) are written
+here in NumPy; with the compiled kernels (select.py) numba_softmax.py runs each in one pass instead.
 Read next: ../twins.py.
 """
 
@@ -14,6 +16,7 @@ from typing import Any
 
 from minigrad.backend import get_array_module
 from minigrad.fused.kernels.blas import row_sum, transposed_right
+from minigrad.fused.kernels.select import compiled
 from minigrad.fused.softmax import stable_softmax
 
 # Query rows per block of causal attention: large enough that each block's products stay large BLAS calls.
@@ -32,6 +35,26 @@ def causal_row_blocks(q: Any, k: Any, v: Any) -> list[tuple[int, int]] | None:
     return [(r0, min(r0 + CAUSAL_ROW_BLOCK, t)) for r0 in range(0, t, CAUSAL_ROW_BLOCK)]
 
 
+def causal_softmax_(scores: Any, scale: float, causal_bias: Callable[..., Any]) -> Any:
+    """P = softmax(scores * scale + M) over the last axis, in place, for a block of R query rows against K keys.
+
+    M is the causal mask of the block's last R rows of a (K, K) matrix: row i sees keys j <= i + K - R, the rest
+    are -inf (so P is 0 there). `causal_bias` is the formula's mask (attention.causal_bias), applied to the
+    (R, R) block on the diagonal. Returns `scores`, now P.
+    """
+    rows, keys = scores.shape[-2:]
+    scores *= scale
+    scores[..., keys - rows:] += causal_bias(get_array_module(scores), rows, rows, scores.dtype)
+    return stable_softmax(scores, axis=-1, overwrite=True)
+
+
+def softmax_backward_(gp: Any, p: Any, rowsum: Any) -> Any:
+    """gS = P * (gP - rowsum(gP * P)), in place in gp, with the row sums given (..., R, 1). Returns gp, now gS."""
+    gp -= rowsum
+    gp *= p
+    return gp
+
+
 def forward(op: Any, causal_bias: Callable[..., Any]) -> Any:
     """The attention output y for op.q, op.k, op.v, block by block; saves p and the dropped p per block on `op`.
 
@@ -46,10 +69,12 @@ def forward(op: Any, causal_bias: Callable[..., Any]) -> Any:
     op.y = xp.empty(v.shape, dtype=v.dtype)
     op.p, op.dropped = [], []  # one (..., r1 - r0, r1) array per block
     for r0, r1 in op.row_blocks:
-        scores = q[..., r0:r1, :] @ k_t[..., :r1]
-        scores *= op.used_scale
-        scores[..., r0:] += causal_bias(xp, r1 - r0, r1 - r0, scores.dtype)  # the block on the diagonal
-        p = stable_softmax(scores, axis=-1, overwrite=True)
+        scores = q[..., r0:r1, :] @ k_t[..., :r1]  # a new array, which the softmax overwrites
+        fast = compiled("softmax", scores)  # kernels/numba_softmax.py: the three steps in one pass, or None
+        if fast:
+            p = fast.causal_softmax_(scores, op.used_scale)
+        else:
+            p = causal_softmax_(scores, op.used_scale, causal_bias)
         dropped = p if op.keep is None else p * op.keep[..., r0:r1, :r1]
         op.y[..., r0:r1, :] = dropped @ v[..., :r1, :]
         op.p.append(p)
@@ -70,8 +95,8 @@ def backward(op: Any, gy: Any) -> tuple[Any, Any, Any]:
         gs = gy_rows @ v_t[..., :r1]
         if op.keep is not None:
             gs *= op.keep[..., r0:r1, :r1]
-        gs -= rowsum[..., r0:r1, :]
-        gs *= p
+        fast = compiled("softmax", gs, p)  # the same step in one pass, or None
+        gs = (fast.softmax_backward_ if fast else softmax_backward_)(gs, p, rowsum[..., r0:r1, :])
         gq[..., r0:r1, :] = gs @ k[..., :r1, :]
         gk[..., :r1, :] += xp.swapaxes(gs, -1, -2) @ q[..., r0:r1, :]
     gq *= op.used_scale

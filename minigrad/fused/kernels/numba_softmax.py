@@ -13,6 +13,10 @@ gets no weight). Any axis: another axis than the last is moved last (a copy). fl
     softmax_backward(gy, y, axis=-1) -> gx
     log_softmax_forward(x, axis=-1) -> y                     (the op saves y)
     log_softmax_backward(gy, y, axis=-1) -> gx
+    causal_softmax_(scores, scale) -> scores, now P        (causal_rows.causal_softmax_: attention's row blocks)
+    softmax_backward_(gp, p, rowsum) -> gp, now gS          (causal_rows.softmax_backward_)
+The last two work in place on the block's own arrays: scale, mask and softmax in one pass over the scores (the
+NumPy function takes three, and exps the masked keys too), and gS = P (gP - rowsum) in one instead of two.
 Read next: numba_cross_entropy.py.
 """
 
@@ -96,6 +100,60 @@ def _log_softmax_backward_rows(gy: np.ndarray, y: np.ndarray, gx: np.ndarray) ->
             gx[i, j] = gy[i, j] - exp32(y[i, j]) * total
 
 
+@kernel
+def _causal_softmax_rows(s: np.ndarray, rows_per_block: int, scale: np.float32) -> None:
+    shift = s.shape[1] - rows_per_block  # row i of a block sees keys 0 .. i + shift
+    for i in range(s.shape[0]):
+        seen = i % rows_per_block + shift + 1
+        m = NEG_INF
+        for j in range(seen):
+            v = s[i, j] * scale
+            s[i, j] = v
+            m = v if v > m else m
+        total = ZERO
+        for j in range(seen):
+            e = exp32(s[i, j] - m)
+            s[i, j] = e
+            total += e
+        inv = ONE / total
+        for j in range(seen):
+            s[i, j] *= inv
+        masked = ZERO if total == total else total  # a row with a NaN is NaN everywhere, as in NumPy's softmax
+        for j in range(seen, s.shape[1]):
+            s[i, j] = masked
+
+
+@kernel
+def _softmax_backward_in_place(gp: np.ndarray, p: np.ndarray, rowsum: np.ndarray) -> None:
+    for i in range(gp.shape[0]):
+        for j in range(gp.shape[1]):
+            gp[i, j] = (gp[i, j] - rowsum[i]) * p[i, j]
+
+
+def causal_softmax_(scores: np.ndarray, scale: float) -> np.ndarray:
+    """softmax(scores * scale + causal mask) over the last axis, in place (see causal_rows.causal_softmax_).
+
+    `scores` is a C-contiguous (..., R, K) block with R <= K (a block's new product: causal_rows makes one).
+    """
+    rows, keys = scores.shape[-2:]
+    if not (scores.flags.c_contiguous and rows <= keys):
+        raise ValueError(f"causal_softmax_: a C-contiguous (..., R, K) block with R <= K, not {scores.shape}")
+    if scores.size:
+        _causal_softmax_rows(scores.reshape(-1, keys), rows, np.float32(scale))
+    return scores
+
+
+def softmax_backward_(gp: np.ndarray, p: np.ndarray, rowsum: np.ndarray) -> np.ndarray:
+    """gS = P * (gP - rowsum) in place in gp (C-contiguous, like p), rowsum of shape (..., R, 1)."""
+    if not gp.flags.c_contiguous or gp.shape != p.shape or rowsum.shape != gp.shape[:-1] + (1,):
+        raise ValueError(f"softmax_backward_: gp {gp.shape} (C-contiguous), p {p.shape}, rowsum {rowsum.shape}")
+    if gp.size:
+        rows = gp.reshape(-1, gp.shape[-1])
+        _softmax_backward_in_place(rows, np.ascontiguousarray(p).reshape(rows.shape),
+                                   np.ascontiguousarray(rowsum).reshape(-1))
+    return gp
+
+
 def as_rows(a: np.ndarray, axis: int) -> np.ndarray:
     """a with `axis` moved last, as a C-contiguous (N, n) array (a copy only if it is not one already)."""
     moved = np.moveaxis(a, axis, -1) if a.ndim else a.reshape(1)
@@ -145,6 +203,8 @@ def _warm_up() -> None:
     for safe in (False, True):
         softmax_backward(x, softmax_forward(x, safe=safe))
     log_softmax_backward(x, log_softmax_forward(x))
+    block = np.ones((1, 2, 3), np.float32)
+    softmax_backward_(block.copy(), causal_softmax_(block, 0.5), np.ones((1, 2, 1), np.float32))
 
 
 @functools.cache

@@ -28,7 +28,8 @@ from types import ModuleType
 from typing import Any
 
 IMPLEMENTATIONS = ("numpy", "numba")
-KERNELS = ("gelu", "layernorm", "softmax", "cross_entropy", "adamw")  # the wired ones (not attention: slower)
+# The wired ones (not numba_attention: slower than causal_rows.py, whose softmax steps run in "softmax").
+KERNELS = ("gelu", "layernorm", "softmax", "cross_entropy", "adamw", "embedding")
 
 _chosen: list[str] = []  # the implementation, once chosen (a one-element list: set once, read on every call)
 _calls: dict[str, int] = {}  # how many times each kernel has been chosen in this process, for report()

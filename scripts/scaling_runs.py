@@ -68,8 +68,10 @@ def run_size(name: str, data_path: Path, vocab_size: int, work: Path) -> dict:
                 "lr_decay_iters": 20 * max_iters}
     config = TrainConfig(data=str(data_path), out_dir=str(work / name), overwrite=True, **settings)
     start = time.time()
-    train(config)
+    result = train(config)
     wall = time.time() - start
+    if result.interrupted:  # a stopped run is not a curve to ship
+        raise SystemExit(f"{name}: stopped at iteration {result.iter_num}; nothing recorded")
     per_token = flops_per_token(n_layer, n_embd, config.block_size, vocab_size)
     tokens_per_iter = config.batch_size * config.block_size
     points = [{"iter": m["iter"], "tokens": m["iter"] * tokens_per_iter,

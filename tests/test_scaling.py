@@ -40,6 +40,34 @@ def test_crossing_inverts_the_law_and_is_none_below_the_floor():
     assert scaling.crossing(law, 1.3) is None and scaling.crossing(law, 1.2) is None
 
 
+def test_the_joint_fit_recovers_a_known_law_and_each_sizes_curve():
+    truth = scaling.JointLaw(E=1.2, A=40.0, alpha=0.35, B=300.0, beta=0.45, rmse=0.0)
+    sizes = [1e5, 3e5, 8e5, 1.8e6]
+    n = np.repeat(sizes, 12)
+    d = np.tile(np.geomspace(4e5, 4e6, 12), len(sizes))
+    loss = truth(n, d) + np.random.default_rng(1).normal(0, 0.002, n.shape)
+    law = scaling.fit_joint(n, d, loss)
+    assert law.rmse < 0.004
+    assert law.E == pytest.approx(1.2, abs=0.1)
+    assert law.beta == pytest.approx(0.45, abs=0.1)
+    # a size it never saw, far past the data: its predicted curve is close to the truth
+    per_token = 6 * 5e6
+    fitted, true = law.for_size(5e6, per_token), truth.for_size(5e6, per_token)
+    for c in (per_token * 1e7, per_token * 1e8):
+        assert float(fitted(c)) == pytest.approx(float(true(c)), abs=0.03)
+    assert float(true(per_token * 1e7)) == pytest.approx(float(truth(5e6, 1e7)))
+
+
+def test_the_cheapest_crossing_is_the_minimum_over_widths():
+    law = scaling.JointLaw(E=1.2, A=40.0, alpha=0.35, B=300.0, beta=0.45, rmse=0.0)
+    widths = [64, 128, 256, 512]
+    compute, width = scaling.cheapest_crossing(law, 1.5, 4, widths, 64, 75)
+    each = {w: scaling.crossing(law.for_size(scaling.matmul_weights(4, w, 75), scaling.flops_per_token(4, w, 64, 75)),
+                                1.5) for w in widths}
+    assert compute == min(c for c in each.values() if c is not None) == each[width]
+    assert scaling.cheapest_crossing(law, 1.1, 4, widths, 64, 75) is None  # below E: no size gets there
+
+
 def test_matmul_weights_count_the_models_matrices():
     """N = 12 L d^2 + d V: every 2-D weight of the model but the two embedding tables."""
     config = GPTConfig(vocab_size=75, block_size=64, n_layer=3, n_head=3, n_embd=96)

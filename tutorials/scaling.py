@@ -97,6 +97,73 @@ def crossing(law: PowerLaw, target: float) -> float | None:
     return float((law.scale / (target - law.floor)) ** (1.0 / law.alpha))
 
 
+@dataclass(frozen=True)
+class JointLaw:
+    """L(N, D) = E + A N^(-alpha) + B D^(-beta): every size's curve from one law (Hoffmann et al. 2022, eq. 2).
+
+    E is the loss no model reaches (the text's own uncertainty), A N^-alpha what a model of N weights lacks however
+    long it trains, B D^-beta what D training characters leave unlearnt. For one size, with D = C / C_token, this is
+    a `PowerLaw` in compute whose floor and scale come from the shared constants (`for_size`).
+    """
+
+    E: float
+    A: float
+    alpha: float
+    B: float
+    beta: float
+    rmse: float
+
+    def __call__(self, n: Any, d: Any) -> np.ndarray:
+        n, d = np.asarray(n, dtype=np.float64), np.asarray(d, dtype=np.float64)
+        return self.E + self.A * n**-self.alpha + self.B * d**-self.beta
+
+    def for_size(self, n: float, per_token: float) -> PowerLaw:
+        """This law for a model of `n` weights at `per_token` FLOPs a character: L(C) = floor + scale C^-beta."""
+        return PowerLaw(self.E + self.A * n**-self.alpha, self.B * per_token**self.beta, self.beta, self.rmse)
+
+
+EXPONENTS = np.linspace(0.05, 1.5, 59)  # the grid of alpha and beta that fit_joint searches
+
+
+def fit_joint(n: Any, d: Any, loss: Any, exponents: Any = EXPONENTS) -> JointLaw:
+    """Least-squares fit of L = E + A N^-alpha + B D^-beta to points of several sizes at once.
+
+    For each pair (alpha, beta) on the grid `exponents` x `exponents` the law is linear in (E, A, B), solved by least
+    squares; pairs that need a negative constant are skipped, and the pair with the smallest error wins. Sharing E
+    and the exponents across sizes is what pins each size's floor down: one short curve alone cannot tell a low floor
+    from a slow fall (fit_power_law on one run can).
+    """
+    n, d, y = (np.asarray(v, dtype=np.float64) for v in (n, d, loss))
+    if not (n.shape == d.shape == y.shape) or len(y) < 4 or len(np.unique(n)) < 2:
+        raise ValueError("fit_joint: need matching arrays of at least 4 points from at least 2 sizes")
+    best: JointLaw | None = None
+    for alpha in exponents:
+        for beta in exponents:
+            design = np.stack([np.ones_like(y), n**-alpha, d**-beta], axis=1)
+            (e, a, b), *_ = np.linalg.lstsq(design, y, rcond=None)
+            if min(e, a, b) < 0:
+                continue
+            rmse = float(np.sqrt(np.mean((design @ np.array([e, a, b]) - y) ** 2)))
+            if best is None or rmse < best.rmse:
+                best = JointLaw(float(e), float(a), float(alpha), float(b), float(beta), rmse)
+    if best is None:
+        raise ValueError("fit_joint: no law with non-negative constants fits these points")
+    return best
+
+
+def cheapest_crossing(law: JointLaw, target: float, n_layer: int, widths: Any, block_size: int,
+                      vocab_size: int) -> tuple[float, int] | None:
+    """(compute, width) of the cheapest GPT of `n_layer` layers, among `widths`, whose curve reaches `target`."""
+    options = []
+    for width in widths:
+        n, per_token = matmul_weights(n_layer, int(width), vocab_size), flops_per_token(n_layer, int(width),
+                                                                                         block_size, vocab_size)
+        c = crossing(law.for_size(n, per_token), target)
+        if c is not None:
+            options.append((c, int(width)))
+    return min(options) if options else None
+
+
 def load_records(path: Path = SCALING) -> dict[str, Any]:
     """The shipped scaling runs (see scripts/scaling_runs.py for the schema)."""
     return json.loads(Path(path).read_text(encoding="utf-8"))

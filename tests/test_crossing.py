@@ -51,3 +51,12 @@ def test_lecture_07_shows_the_recipe_it_runs():
     shown = text.split("# ```bash\n# python -m minigpt train", 1)[1].split("# ```", 1)[0]
     shown = "python -m minigpt train" + shown.replace("\\\n#", " ")
     assert shown.split() == crossing.shell_command().split()
+
+
+def test_the_readme_shows_the_recipe_and_its_recorded_score():
+    readme = (crossing.RECORD.parents[2] / "README.md").read_text(encoding="utf-8")
+    shown = readme.split("```bash\npython -m minigpt train --out-dir out/crossing", 1)[1].split("```", 1)[0]
+    shown = "python -m minigpt train --out-dir out/crossing" + shown.replace("\\\n", " ")
+    assert shown.split() == crossing.shell_command().split()
+    if crossing.RECORD.exists():
+        assert f"**{crossing.load_record()['yardstick']['nats']:.3f}**" in readme

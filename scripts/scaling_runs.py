@@ -83,6 +83,7 @@ def run_size(name: str, data_path: Path, vocab_size: int, work: Path) -> dict:
 
 
 def main(argv: list[str]) -> int:
+    """Train the sizes asked for, one after another, and update the record after each."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default=",".join(SIZES), help=f"comma-separated, of {', '.join(SIZES)}")
     parser.add_argument("--out", default=str(SCALING), help=f"the record to update (default {SCALING})")

@@ -60,6 +60,7 @@ class PowerLaw:
     rmse: float
 
     def __call__(self, compute: Any) -> np.ndarray:
+        """The fitted loss at `compute` FLOPs (a number or an array)."""
         return self.floor + self.scale * np.asarray(compute, dtype=np.float64) ** -self.alpha
 
 
@@ -114,6 +115,7 @@ class JointLaw:
     rmse: float
 
     def __call__(self, n: Any, d: Any) -> np.ndarray:
+        """The fitted loss of a model of `n` weights after `d` training characters (numbers or arrays)."""
         n, d = np.asarray(n, dtype=np.float64), np.asarray(d, dtype=np.float64)
         return self.E + self.A * n**-self.alpha + self.B * d**-self.beta
 

@@ -23,25 +23,25 @@
 # 这张表不是写死的文字：它是一段数据，下面的代码会逐行检查——引用的模块和函数必须能 import 到，
 # 引用的教程小节必须真的存在。哪天有人改了名字或删了一节，这份教程就会报错，表就不会悄悄过时。
 #
-# 然后用 `minigpt` 自带的训练流程从头训练一个小 GPT；再把整门课的每个模型放到同一把尺子上，排成一架
-# “损失的梯子”——从瞎猜到 GPT，每一级是哪一讲的模型、有多少参数、训练了多久。最后看两件事：
-# 数数的模型强在哪里、弱在哪里；模型和数据变大时，损失怎么变。
+# 然后用一条 `minigpt train` 命令从头训练一个 GPT，看着它在几分钟里越过第 01 讲加 β 的计数模型；再把整门课的
+# 每个模型放到同一把尺子上，排成一架“损失的梯子”——从瞎猜到 GPT，每一级是哪一讲的模型、有多少参数、训练了多久。
+# 最后看两件事：数数的模型强在哪里、弱在哪里；一个 GPT 要多大、练多久，才能越过最强的计数模型 Kneser-Ney。
 #
 # 实验清单：
 #
 # 1. 表：毛病 → 补法 → 名字，逐行检查它引用的代码和小节都存在；
-# 2. 用 `minigpt.train.train` 从零训练一个小 GPT，让它写一段莎士比亚；
-# 3. 损失的梯子：第 01–03 讲的模型、这个小 GPT 和随课程附带的一个更大的 GPT，在同一把尺子上打分；
+# 2. 一条 `minigpt train` 命令：从零训练一个 GPT，看它在第几分钟越过加 β 的 5 元模型，再让它写一段莎士比亚；
+# 3. 损失的梯子：第 01–03 讲的模型、这次训练的 GPT 和随课程附带的 GPT，在同一把尺子上打分；
 # 4. 记住还是学会：计数模型和 GPT 各强在哪里，两段生成的文字并排看；
-# 5. 规模：参数越多、数据越多，损失越低。
+# 5. 规模：几种大小的 GPT，损失随训练计算量下降的曲线，和预测的越过 Kneser-Ney 的计算量。
 #
 # 运行：`python tutorials/07_summary.py`（完整版）；`TUTORIAL_QUICK=1 python tutorials/07_summary.py`（快速版）。
 # 图片写到 `figures/`，检查点写到 `out/tutorial07/`（都在当前目录下）。
 
 # %% [markdown]
 # **学完这一讲，你能**：把七讲的每个机制放回“毛病 → 补法 → 名字”的位置上，并在代码里找到它；
-# 用 `minigpt.train.train`（命令行 `minigpt train` 背后的函数）从零训练一个 GPT、保存、读回、续写；
-# 读懂损失的梯子，说出计数模型“记住”和 GPT“学会”的区别，以及规模为什么有用。
+# 用一条 `minigpt train` 命令从零训练一个 GPT、读回、续写，并在尺子上和计数模型逐窗口比较；
+# 读懂损失的梯子，说出计数模型“记住”和 GPT“学会”的区别，以及怎样从几条幂律曲线预测越过一个对手要多少计算。
 #
 # **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（在 2 核 CPU 上实测；单独运行时，还要先把第 01–03 讲运行一遍）；
 # 最后有 6 道练习。
@@ -64,12 +64,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
-from minigpt import GPT, GPTConfig
+from minigpt import GPT
 from minigpt.checkpoint import load_model
-from minigpt.data import get_batch
-from minigpt.train import TrainConfig, read_metrics, train
-from minigrad import optim
-from tutorials import ladder, yardstick
+from tutorials import crossing, ladder, scaling, yardstick
 from tutorials.ladder import Rung
 
 # %% [markdown]
@@ -239,13 +236,24 @@ else:
 # 3. **怎么把它稳稳地叠高？** 第 5 讲：多头、残差、LayerNorm、MLP，各管一种“叠深了会出的事”。
 #
 # 第 6 讲则把这座楼变成 GPT：只保留带遮罩的解码器，做的还是第 1 讲那件事——看着前文，猜下一个字。
-# ## 2. 最后一跑：从零训练一个 GPT，让它写莎士比亚
+# ## 2. 最后一跑：看着一个 GPT 越过数数的模型
 #
-# 这次不再手写训练循环，而是直接调用 `minigpt.train.train`——它就是命令行 `minigpt train` 背后的那个函数：
+# 这次不再手写训练循环，而是直接运行一条命令行 `minigpt train`（背后是 `minigpt.train.train`）：
 # 读入自带的莎士比亚语料、按 90/10 切分（和尺子的切法一样）、AdamW + 预热 + 余弦退火、梯度裁剪、定期评估并保存检查点。
-# 模型故意不大，几分钟就能看着它从瞎猜学会拼词；它是梯子上的“小 GPT”。快速版把一切再缩小。
+# 这条命令的设置（宽度、层数、批大小、学习率、步数）是专门挑过的：在**训练文本里切出的开发集**上比较了几种大小的 GPT
+# （`scripts/scaling_runs.py`，尺子的窗口一个也没看），挑出越过加 β 的 5 元模型最快的一种，
+# 再让学习率在最后一步退火到十分之一。整套设置在 `tutorials/crossing.py` 里：
 #
-# **先猜一猜**：第 01 讲最好的计数模型在尺子上是多少纳特/字符？这个小 GPT 训练几分钟，能比它好吗？
+# ```bash
+# python -m minigpt train --out-dir out/crossing --n-layer 4 --n-embd 128 --n-head 4 --block-size 64 \
+#     --batch-size 32 --lr 0.003 --warmup-iters 100 --max-iters 1700 --eval-interval 100 --eval-iters 5
+# ```
+#
+# 完整版把这条命令完整地跑一遍，画出验证集损失随**墙钟时间**（分钟）的变化，旁边用横线标出数数的模型在尺子上的分数：
+# 你能看到它在第几分钟越过了哪一级。快速版只跑同一条命令的前几百步（学习率的安排不变），看曲线往哪里走。
+#
+# **先猜一猜**：第 01 讲最好的计数模型在尺子上是多少纳特/字符？这次训练几分钟的 GPT，能比它好吗？
+# 它要训练几分钟，才能越过加 β 的 5 元模型（1.70 左右）？
 #
 # 下一格记下你的猜测：先把其中的默认值改成你自己的，再往下运行；揭晓时实测值会印在它旁边，讲末给出校准得分。
 
@@ -254,56 +262,98 @@ from tutorials.predictions import Predictions
 
 my_guesses = Predictions("07", folder=FIGURES)  # 本讲的先猜一猜都记在这里（figures/guesses_07.json）
 my_guesses.guess("best_count_nats", 2.0, "第 01 讲最好的计数模型在尺子上（纳特/字符）", default=2.0)  # 改成你的猜测
-my_guesses.guess("small_gpt_beats_counts", "不能", "训练几分钟的小 GPT 能比它好吗",
+my_guesses.guess("small_gpt_beats_counts", "不能", "训练几分钟的 GPT 能比它好吗",
                  options=["能", "不能"], default="不能")
+my_guesses.guess("crossing_minutes", 30.0, "要训练几分钟才越过加 β 的 5 元模型（这台机器，一个 BLAS 线程）",
+                 default=30.0)
 
 # %%
 OUT_DIR = Path("out") / "tutorial07"
-SMALL = dict(n_layer=2, n_head=4, n_embd=64, block_size=yardstick.WINDOW, lr=3e-3, warmup_iters=50, seed=7,
-             dropout=0.0)
-# overwrite=True：再次运行本课时，新的训练替换上一次留下的检查点（不加它，train 会拒绝覆盖）。
+# 快速版：同一条命令的前 QUICK_ITERS 步（学习率仍按完整的步数退火），每 40 步评估一次
+QUICK_ITERS = 120
+print("完整的命令：", crossing.shell_command())
 if QUICK:
-    config = TrainConfig(out_dir=str(OUT_DIR), max_iters=300, eval_interval=100, eval_iters=4, batch_size=12,
-                         overwrite=True, **SMALL)
+    changes = dict(max_iters=QUICK_ITERS, eval_interval=40, lr_decay_iters=crossing.RECIPE["max-iters"])
 else:
-    config = TrainConfig(out_dir=str(OUT_DIR), max_iters=1500, eval_interval=250, eval_iters=10, batch_size=16,
-                         overwrite=True, **SMALL)
-print(config)
+    changes = {}
+print("本讲运行：", " ".join(crossing.command(OUT_DIR, **changes)[1:]))
 start = time.perf_counter()
-result = train(config)
+metrics = crossing.run(OUT_DIR, **changes)  # 一个子进程，一个 BLAS 线程：和 CI 运行本讲时一样
 small_seconds = time.perf_counter() - start
-print(result)
-
-metrics = read_metrics(OUT_DIR)
-evaluations = [m for m in metrics if "val_loss" in m]
-steps_logged = [m for m in metrics if "loss" in m]
+evaluations = crossing.evaluations(metrics)
 first_val, last_val = evaluations[0]["val_loss"], evaluations[-1]["val_loss"]
 print(f"验证损失：第 {evaluations[0]['iter']} 步 {first_val:.3f} → 第 {evaluations[-1]['iter']} 步 {last_val:.3f}；"
       f"训练用时 {small_seconds:.0f} 秒")
 
-fig, ax = plt.subplots(figsize=(7, 4))
-ax.plot([m["iter"] for m in steps_logged], [m["loss"] for m in steps_logged], lw=0.8, alpha=0.6,
-        label=label("一批训练数据上的损失", "batch loss"))
-ax.plot([m["iter"] for m in evaluations], [m["val_loss"] for m in evaluations], "o-",
-        label=label("验证集损失", "validation loss"))
-ax.set_xlabel(label("训练步数", "iteration"))
+# %% [markdown]
+# 验证集损失是 `minigpt train` 自己估的（验证集里随机取的几批窗口）；尺子是验证集里固定的 512 个窗口。
+# 两者读的是同一段没见过的文本，只是窗口不同。训练结束后，把检查点读回来，在尺子上正式打分，
+# 再和第 01 讲的计数模型逐窗口比较（第 01 讲的记录不在时，这里会先运行第 01 讲）。
+
+# %%
+ys = yardstick.load()
+small_model, tokenizer = load_model(OUT_DIR)
+small_score = ys.score_logits(small_model)
+counts = {r.key: r for r in ladder.ensure("01", ys)}
+PRETRAINED = Path(tutorials.__file__).parent / "pretrained" / "shakespeare"
+big_model, big_tokenizer = load_model(PRETRAINED)
+big_score = ys.score_logits(big_model)
+lines = [("uniform", "瞎猜", "uniform", counts["uniform"].score.nats, "gray"),
+         ("bigram", "二元", "bigram", counts["bigram"].score.nats, "tab:brown"),
+         ("ngram", "加 β 的 5 元", "add-β 5-gram", counts["ngram"].score.nats, "crimson"),
+         ("kneser_ney", "Kneser-Ney", "Kneser-Ney", counts["kneser_ney"].score.nats, "purple"),
+         ("pretrained", "附带的 GPT（82 分钟）", "shipped GPT", big_score.nats, "steelblue")]
+minutes = np.array([m["elapsed_s"] for m in evaluations]) / 60
+vals = np.array([m["val_loss"] for m in evaluations])
+fig, ax = plt.subplots(figsize=(8, 4.5))
+recorded = crossing.load_record()["evaluations"]  # 随课程附带的那次完整运行（tutorials/records/crossing.json）
+ax.plot([m["elapsed_s"] / 60 for m in recorded], [m["val_loss"] for m in recorded], "-", color="silver", lw=3,
+        label=label("附带的记录：整条命令（另一次运行）", "the shipped record of the whole command"))
+ax.plot(minutes, vals, "o-", color="black", label=label("这次训练：验证集损失", "this run: validation loss"))
+ax.plot(minutes[-1], small_score.nats, "*", color="gold", markersize=14, markeredgecolor="black",
+        label=label(f"训练结束：尺子上 {small_score.nats:.3f}", f"end of run: yardstick {small_score.nats:.3f}"))
+for _, zh, en, nats, color in lines:
+    ax.axhline(nats, color=color, ls="--", lw=1, label=label(f"{zh}（{nats:.3f}）", f"{en} ({nats:.3f})"))
+ax.set_ylim(1.3, 4.5)
+ax.set_xlabel(label("墙钟时间（分钟，本机，一个 BLAS 线程）", "wall-clock minutes (this machine, one BLAS thread)"))
 ax.set_ylabel(label("交叉熵（纳特/字符）", "cross-entropy (nats per character)"))
-ax.set_title(label("minigpt train：小 GPT 从零开始", "minigpt train: a small GPT from scratch"))
+ax.set_title(label("一条 minigpt train 命令：GPT 越过数数的模型", "One minigpt train command: a GPT passes counting"))
 ax.grid(True, alpha=0.3)
-ax.legend()
+ax.legend(fontsize=8, loc="upper right")
 fig.tight_layout()
 show_figure(fig, "07_final_run.png")
-assert not result.interrupted and result.iter_num == config.max_iters
-assert last_val < first_val - 1.0, "这次训练应当学到东西：验证集损失下降超过 1 纳特"
+
+ngram_gap, ngram_err = small_score.gap(counts["ngram"].score)
+print(f"尺子上：这次训练的 GPT {small_score}，加 β 的 5 元模型 {counts['ngram'].score}；"
+      f"逐窗口比较 {ngram_gap:+.3f} ± {ngram_err:.3f} 纳特/字符")
+passed = [m for m in evaluations if m["val_loss"] < counts["ngram"].score.nats]
+# 快速版的几个点一路下降；完整版到了最后几百步，每次评估只读几批窗口，估计的起伏会盖过那一点点下降
+assert all(b < a for a, b in zip(vals, vals[1:])) if QUICK else last_val < min(vals) + 0.01, "验证集损失应当一路下降"
+# 快速版没跑完：揭晓的是随课程附带的那次完整运行（tutorials/records/crossing.json）越过它的时间
+if QUICK:
+    crossing_minutes = crossing.load_record()["crossing_minutes_one_thread"]
+else:
+    crossing_minutes = passed[0]["elapsed_s"] / 60 if passed else small_seconds / 60
+my_guesses.reveal("crossing_minutes", crossing_minutes)
+if QUICK:
+    assert last_val < 2.6, "快速版的前几百步：损失应当已经降到 2.6 纳特以下，正朝着计数模型走"
+else:
+    # 差值超过两个标准误差：在同一批窗口上，它比 5 元模型好，这个结论有 95% 以上的把握
+    assert ngram_gap < -2 * ngram_err, "完整版：这条命令训练的 GPT 应当在尺子上越过加 β 的 5 元模型"
 
 # %% [markdown]
+# 图上看得见整个过程：开头几十秒，损失从瞎猜（ln 75 ≈ 4.3）一路掉过二元模型；之后越降越慢，
+# 完整版在最后退火的几百步里越过加 β 的 5 元模型。随课程附带的记录（`tutorials/records/crossing.json`）里，
+# 这条命令在尺子上得 1.671，逐窗口比 5 元模型低 0.029 ± 0.011 纳特/字符。它在一台 2 核 Intel Xeon 上
+# 用一个 BLAS 线程跑了 7.5 到 12 分钟（看那台机器同时还在跑多少别的任务）；安静的机器、两个线程，估计约 5 分钟。
+# 可离 Kneser-Ney 还差得远（0.19 纳特/字符）：第 5 节量一量，越过它要多少计算。
+#
 # 训练好的模型和分词表都存进了检查点目录。把它读回来，写一段；再让一个同样大小、**没训练过**的模型也写一段。
 # 怎么判断哪段“更像英语”？用第 01 讲的办法在训练文本上数一张二元表，看写出来的每一对相邻字符在英文里常不常见：
 # 平均每个字符的 $-\ln P(\text{后一个} \mid \text{前一个})$，越低越像。
 # 作为参照，也给一段真的莎士比亚（验证集的开头）打分。
 
 # %%
-ys = yardstick.load()
 pair_counts = np.zeros((ys.vocab_size, ys.vocab_size))
 np.add.at(pair_counts, (ys.train[:-1], ys.train[1:]), 1)
 P_pair = (pair_counts + 1) / (pair_counts + 1).sum(axis=1, keepdims=True)
@@ -315,7 +365,6 @@ def pair_nats(text: str) -> float:
     return float(-np.log(P_pair[ids[:-1], ids[1:]]).mean())
 
 
-small_model, tokenizer = load_model(OUT_DIR)
 untrained = GPT(small_model.config)  # 同样的结构，随机的权重
 prompt = "ROMEO:\n"
 n_new = 200 if QUICK else 500
@@ -345,7 +394,7 @@ assert englishness["trained"] < real + (0.5 if QUICK else 0.3)  # ……离真�
 # 第 01 讲起，每个模型都在同一把尺子上打过分（`tutorials/yardstick.py`：验证集里同一批窗口，纳特/字符）。
 # 现在把它们排成一架梯子，从上往下：瞎猜、一元、二元、加 β 最好的计数模型、Kneser-Ney（第 01 讲），
 # RNN、GRU（第 02 讲），
-# 只用注意力的模型（第 03 讲），刚才的小 GPT，和随课程附带的一个更大的 GPT。
+# 只用注意力的模型（第 03 讲），刚才训练的 GPT，和随课程附带的 GPT。
 #
 # 前几讲运行时把自己的分数记在了 `figures/ladder/` 里（每个字符的损失都在，不只是平均数）。
 # 如果你是直接打开这一讲的，那些记录还不存在——下面会先把第 01–03 讲按同样的模式（快速版或完整版）运行一遍，
@@ -364,15 +413,11 @@ my_guesses.guess("rnn_beats_counts", "会", "RNN 会比最好的计数模型好�
 
 # %%
 rungs = ladder.ensure("01", ys) + ladder.ensure("02", ys) + ladder.ensure("03", ys)
-small_score = ys.score_logits(small_model)
-rungs.append(Rung(key="small_gpt", name="小 GPT（本讲训练）", lecture="07", size=small_model.num_parameters(),
+rungs.append(Rung(key="small_gpt", name="GPT（本讲训练）", lecture="07", size=small_model.num_parameters(),
                   size_kind="parameters", train_seconds=small_seconds, score=small_score))
 
-PRETRAINED = Path(tutorials.__file__).parent / "pretrained" / "shakespeare"
-big_model, big_tokenizer = load_model(PRETRAINED)
 assert big_tokenizer.chars == ys.tokenizer.chars  # 同样的字符，同样的编号
 about = json.loads((PRETRAINED / "training.json").read_text(encoding="utf-8"))
-big_score = ys.score_logits(big_model)
 rungs.append(Rung(key="pretrained_gpt", name="GPT（随课程附带）", lecture="07", size=big_model.num_parameters(),
                   size_kind="parameters", train_seconds=about["wall_seconds"], score=big_score))
 show_image(PRETRAINED / "loss_curve.png")
@@ -405,7 +450,7 @@ def format_seconds(seconds: float, english: bool = False) -> str:
 # 图上的名字走 label()：没有中文字体时换成英文，而不是一排方框。记录里只存中文名，英文名按 key 在这里查。
 ENGLISH_NAMES = {"uniform": "uniform guess", "unigram": "unigram (letter frequencies)",
                  "bigram": "bigram (1 character back)", "rnn": "RNN", "gru": "GRU", "attention": "attention only",
-                 "small_gpt": "small GPT (this lecture)", "pretrained_gpt": "GPT (shipped with the course)"}
+                 "small_gpt": "GPT (this lecture)", "pretrained_gpt": "GPT (shipped with the course)"}
 
 
 def rung_label(rung: Rung, one_line: bool = False) -> str:
@@ -467,10 +512,11 @@ assert big_score.nats < small_score.nats  # 大的 GPT 更好
 # 梯子并不是一路往下的，这正是它值得看的地方：
 #
 # - 前五级（灰色）是数出来的。只看前一个字符已经省下一大截；看前几个字符的计数模型是一个很难打败的对手——
-#   它的表里存了几十万个计数（上面打印了），比 RNN、GRU、小 GPT 的参数多得多。
+#   它的表里存了几十万个计数（上面打印了），比 RNN、GRU 的参数多得多。
 # - RNN 和 GRU 只有一两万个参数，训练几分钟，分数落在二元和加 β 最好的计数模型之间；
 #   只用注意力的模型也在那附近（第 03 讲量过它和 RNN 的胜负）。
-# - 小 GPT 参数也不多、训练也短，能走到哪一级，上面的图说了算。
+# - 本讲训练的 GPT 只练了几分钟：完整版里它越过了加 β 的计数模型（第 2 节逐窗口比较过）；
+#   快速版只跑了开头几百步，还在半路。
 # - 附带的 GPT 比每一个**加 β** 的计数模型都好（上面逐窗口比较，差值远大于它的标准误差）。
 # - 可红色虚线是 Kneser-Ney：第 01 讲换了一种平滑、看前九个字符的计数模型，它比附带的 GPT 还低一截——
 #   差值同样远大于标准误差。这架梯子上最低的一级，是数出来的。
@@ -658,87 +704,163 @@ assert kn_rung.score.nats - kn_rung.extra["train_nats"] > memory["gpt"] + 0.2  #
 # 而且数一遍只要几十秒；它见过的文本上的分数比没见过的好得多，说明这份“精确”有一大块是背下来的。
 # 附带的 GPT 只训练了一个多小时的 CPU，看得远、会借力这两样都还没学够，所以远处的位置上它也没追回差距。
 #
-# 一个 GPT 要多大、训练多少计算，才能越过 Kneser-Ney？这要量，不能猜：课程最后的总结项目会在几种大小的 GPT 上
-# 量出损失随训练计算量下降的曲线，预测它越过 Kneser-Ney 的地方，再用一次长训练在这把尺子上验证。
+# 一个 GPT 要多大、训练多少计算，才能越过 Kneser-Ney？这要量，不能猜：下一节在几种大小的 GPT 上
+# 量出损失随训练计算量下降的曲线，从曲线预测它越过 Kneser-Ney 的地方。
 
 # %% [markdown]
-# ## 5. 规模：参数越多、数据越多，损失越低
+# ## 5. 规模：GPT 要多少计算，才能越过 Kneser-Ney
 #
-# 梯子的最后两级都是 GPT，只是大小和训练量不同。这一节把这件事单独量一量：几个只有宽度不同的小 GPT，
-# 用同样的数据、同样的步数训练，训练途中在尺子上打几次分。两个问题：**同样的数据，参数越多越好吗？同一个模型，
-# 看过的数据越多越好吗？**（真正的大模型把这两条曲线推到了几千亿个参数、几万亿个词元；这里只是最小的一段。）
+# 梯子的最后几级都是 GPT，只是大小和训练量不同。这一节把“多大、练多久”量成曲线：`scripts/scaling_runs.py`
+# 在一台 2 核 CPU 上（一个 BLAS 线程）训练了几种大小的 GPT，层数和宽度一起变，别的设置全都一样，
+# 训练途中每 100 步记一次验证集损失。它们用的是**训练文本里切出的开发集**：在 `minigpt train` 训练集的前 90% 上训练，
+# 在它的后 10% 上验证；同一段开发集上，Kneser-Ney 也重新挑了阶数、打了分，就是图上的那条横线。
+# 尺子一眼也没看——这一节要**预测**，预测就不能先偷看答案。记录随课程附带（`tutorials/records/scaling.json`），
+# 这里只读回来、拟合、画图，几秒钟。
 #
-# **先猜一猜**：宽度翻一倍，参数大约变成几倍？损失会降多少？
+# 横轴用训练的**计算量**（浮点运算次数，FLOPs）。每个词元前向一次，每个权重做一次乘法一次加法，
+# 反向再花两倍，所以训练一个词元大约是 $C_\text{token} = 6N + 6\,n_\text{layer} T d$：
+# $N = 12\,n_\text{layer} d^2 + dV$ 是矩阵乘法里的权重个数，后一项是注意力打分和加权求和（`tutorials/scaling.py`）。
+# 每种大小的曲线拟合成
+#
+# $$L(C) = L_\infty + A\,C^{-\alpha}$$
+#
+# $L_\infty$ 是这个大小训练无穷久能到的损失，后一项随计算量按幂律缩小。$L_\infty$ 低于 Kneser-Ney 的大小，
+# 解出 $L(C) = $ Kneser-Ney 的 $C$，就是预测它越过的计算量。
+#
+# **先猜一猜**：宽度和层数都不变，只把宽度翻一倍，参数大约变成几倍？要越过 Kneser-Ney，
+# 需要的计算量是第 2 节那次训练的几倍？
 
 # %%
 my_guesses.guess("params_ratio", 2.0, "宽度翻一倍，参数变成几倍", default=2.0)  # 改成你的猜测
-my_guesses.guess("loss_drop_per_doubling", 0.3, "宽度翻一倍，尺子上的损失降多少（纳特/字符）", default=0.3)
+my_guesses.guess("kn_compute_ratio", 3.0, "越过 Kneser-Ney 要第 2 节那次训练的几倍计算量", default=3.0)
 
 # %%
-WIDTHS = [16, 32, 64]
-SCALE_STEPS = 300 if QUICK else 800
-SCALE_BATCH = 16
-checkpoints = [SCALE_STEPS // 8, SCALE_STEPS // 4, SCALE_STEPS // 2, SCALE_STEPS]
-scale = {}  # 宽度 → (参数个数, [每个检查点上的尺子分数])
-for width in WIDTHS:
-    mg.manual_seed(0)
-    model = GPT(GPTConfig(vocab_size=ys.vocab_size, block_size=yardstick.WINDOW, n_layer=2, n_head=4, n_embd=width))
-    optimizer = optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.0)
-    rng = np.random.default_rng(0)  # 每个宽度看到的都是同样的批，顺序也一样
-    curve = []
-    for step in range(1, SCALE_STEPS + 1):
-        x, y = get_batch(ys.train, SCALE_BATCH, yardstick.WINDOW, rng)
-        # 前向（forward）
-        _, loss = model(x, y)
-        # 反向传播（backward）
-        optimizer.zero_grad()
-        loss.backward()
-        # 更新（update）
-        optimizer.step()
-        if step in checkpoints:
-            curve.append(ys.score_logits(model).nats)
-    scale[width] = (model.num_parameters(), curve)
-    print(f"宽度 {width:3d}：{model.num_parameters():7,} 个参数；尺子上 " +
-          "，".join(f"{s * SCALE_BATCH * yardstick.WINDOW / 1e3:.0f}k 字符后 {v:.3f}"
-                   for s, v in zip(checkpoints, curve)))
+runs = scaling.load_records()
+kn_dev = runs["target"]["kneser_ney_dev"]
+SKIP_TOKENS = 4e5  # 头两百步还在预热，不按幂律走：不参与拟合
+V = ys.vocab_size
 
-tokens = np.array(checkpoints) * SCALE_BATCH * yardstick.WINDOW
-fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-for width, (n_params, curve) in scale.items():
-    axes[0].plot(tokens, curve, "o-",
-                 label=label(f"宽度 {width}（{n_params:,} 个参数）", f"width {width} ({n_params:,})"))
-axes[0].set_xscale("log")
-axes[0].set_xlabel(label("训练看过的字符数", "training characters seen"))
-axes[0].set_title(label("同一个模型：数据越多，损失越低", "More data, lower loss"))
-params = [scale[w][0] for w in WIDTHS]
-axes[1].plot(params, [scale[w][1][-1] for w in WIDTHS], "s-", color="darkorange")
-axes[1].set_xscale("log")
-axes[1].set_xlabel(label("参数个数", "parameters"))
-axes[1].set_title(label(f"同样的数据（{tokens[-1]:,} 个字符）：参数越多，损失越低",
-                        f"Same data ({tokens[-1]:,} characters): more parameters, lower loss"))
+
+def joint_fit(chosen: list[dict]) -> scaling.JointLaw:
+    """用 `chosen` 这几种大小的全部点，一起拟合 L(N, D) = E + A N^-α + B D^-β。"""
+    points = [(r["matmul_weights"], p["tokens"], p["val_loss"]) for r in chosen for p in r["points"]
+              if p["tokens"] > SKIP_TOKENS]
+    return scaling.fit_joint(*map(np.array, zip(*points)))
+
+
+joint = joint_fit(runs["runs"])
+recipe_flops = scaling.flops_per_token(crossing.RECIPE["n-layer"], crossing.RECIPE["n-embd"], yardstick.WINDOW, V)
+recipe_flops *= crossing.RECIPE["max-iters"] * crossing.RECIPE["batch-size"] * yardstick.WINDOW  # 第 2 节那次训练
+laws = {r["name"]: joint.for_size(r["matmul_weights"], r["flops_per_token"]) for r in runs["runs"]}
+crossings = {name: scaling.crossing(law, kn_dev) for name, law in laws.items()}
+print(f"开发集上的 Kneser-Ney（看前 {runs['target']['kneser_ney_order'] - 1} 个字符）：{kn_dev:.3f} 纳特/字符")
+print(f"一起拟合：L(N, D) = {joint.E:.3f} + {joint.A:.3g}·N^-{joint.alpha:.2f} + {joint.B:.3g}·D^-{joint.beta:.2f}，"
+      f"均方根误差 {joint.rmse:.4f} 纳特\n")
+print(f"{'大小':6s}{'权重 N':>10s}{'每字符 FLOPs':>14s}{'最后的损失':>10s}{'L∞':>8s}{'越过 Kneser-Ney 的计算量':>24s}"
+      f"{'第 2 节那点计算上':>14s}")
+for r in runs["runs"]:
+    c = crossings[r["name"]]
+    print(f"{r['name']:8s}{r['matmul_weights']:>10,}{r['flops_per_token'] / 1e6:>12.1f} M"
+          f"{r['points'][-1]['val_loss']:>12.3f}{laws[r['name']].floor:>10.3f}"
+          f"{'不会越过' if c is None else f'{c:.1e} FLOPs':>24s}{float(laws[r['name']](recipe_flops)):>16.3f}")
+# 检验外推：不看最大的那种大小，只用其余几种拟合，预测最大的那条曲线，和它实测的点比
+largest = runs["runs"][-1]
+held_out = joint_fit(runs["runs"][:-1]).for_size(largest["matmul_weights"], largest["flops_per_token"])
+held_out_points = [p for p in largest["points"] if p["tokens"] > SKIP_TOKENS]
+held_out_error = float(np.sqrt(np.mean([(held_out(p["flops"]) - p["val_loss"]) ** 2 for p in held_out_points])))
+print(f"\n只用较小的几种拟合，预测 {largest['name']} 的曲线：均方根误差 {held_out_error:.3f} 纳特")
+
+fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+far_compute = np.geomspace(1e11, 3e15, 200)
+for run, color in zip(runs["runs"], plt.cm.viridis(np.linspace(0, 0.85, len(runs["runs"])))):
+    points = run["points"]
+    tokens = np.array([p["tokens"] for p in points])
+    flops = np.array([p["flops"] for p in points])
+    loss = np.array([p["val_loss"] for p in points])
+    name = label(f"{run['name']}（{run['matmul_weights'] / 1e6:.2f} M 个权重）",
+                 f"{run['name']} ({run['matmul_weights'] / 1e6:.2f} M weights)")
+    axes[0].plot(tokens, loss, "o-", ms=3, color=color, label=name)
+    axes[1].plot(flops, loss, "o", ms=3, color=color)
+    axes[1].plot(far_compute, laws[run["name"]](far_compute), "-", lw=1, color=color, label=name)
+    if crossings[run["name"]] is not None and crossings[run["name"]] < far_compute[-1]:
+        axes[1].plot(crossings[run["name"]], kn_dev, "x", ms=10, mew=2, color=color)
 for ax in axes:
-    ax.set_ylabel(label("尺子上的交叉熵（纳特/字符）", "held-out cross-entropy (nats per character)"))
+    ax.axhline(kn_dev, color="purple", ls="--", lw=1,
+               label=label(f"Kneser-Ney（开发集，{kn_dev:.3f}）", f"Kneser-Ney (dev, {kn_dev:.3f})"))
+    ax.set_xscale("log")
+    ax.set_ylim(1.3, 2.6)
+    ax.set_ylabel(label("开发集上的交叉熵（纳特/字符）", "dev cross-entropy (nats per character)"))
     ax.grid(True, alpha=0.3)
-axes[0].legend()
+axes[0].set_xlabel(label("训练看过的字符数", "training characters seen"))
+axes[0].set_title(label("同样的数据：参数越多，损失越低", "Same data: more parameters, lower loss"))
+axes[1].set_xlabel(label("训练的计算量（FLOPs）", "training compute (FLOPs)"))
+axes[1].set_title(label("拟合的幂律，延长到越过 Kneser-Ney（×）", "Fitted power laws, extended to Kneser-Ney (x)"))
+axes[0].legend(fontsize=8)
+axes[1].legend(fontsize=7, loc="lower left")
 fig.tight_layout()
 show_figure(fig, "07_scale.png")
 
 # %%
-for width, (_, curve) in scale.items():
-    assert all(b < a for a, b in zip(curve, curve[1:])), width  # 每个模型：数据越多，损失越低
-finals = [scale[w][1][-1] for w in WIDTHS]
-my_guesses.reveal("params_ratio", scale[WIDTHS[1]][0] / scale[WIDTHS[0]][0])
-my_guesses.reveal("loss_drop_per_doubling", (finals[0] - finals[-1]) / (len(finals) - 1))
-assert all(b < a for a, b in zip(finals, finals[1:]))  # 同样的数据：参数越多，损失越低
-assert finals[0] - finals[-1] > (0.08 if QUICK else 0.15)  # 而且差得明显
+# 最便宜的越过：4 层、宽度从 64 到 1024 的 GPT 里，按拟合的规律，谁花最少的计算到达开发集上的 Kneser-Ney
+cheapest_flops, cheapest_width = scaling.cheapest_crossing(joint, kn_dev, 4, range(64, 1025, 32), yardstick.WINDOW, V)
+per_token = scaling.flops_per_token(4, cheapest_width, yardstick.WINDOW, V)
+cross_tokens = cheapest_flops / per_token
+cross_iters = int(np.ceil(cross_tokens / (32 * yardstick.WINDOW) / 100) * 100)
+flops_per_second = largest["points"][-1]["flops"] / largest["points"][-1]["elapsed_s"]  # 最大的那种，那台 CPU，一个线程
+# 去掉任何一种大小再拟合，预测的计算量变多少：外推有多不准的一个量法
+spread = [scaling.cheapest_crossing(joint_fit([r for r in runs["runs"] if r is not gone]), kn_dev, 4,
+                                    range(64, 1025, 32), yardstick.WINDOW, V) for gone in runs["runs"]]
+spread = [c for c, _ in filter(None, spread)]
+print(f"最便宜的越过：4 层、宽 {cheapest_width}（{scaling.matmul_weights(4, cheapest_width, V) / 1e6:.1f} M 个权重），"
+      f"约 {cheapest_flops:.1e} FLOPs，即 {cross_tokens / 1e6:.0f} M 个字符的训练"
+      f"（训练文本一共 {len(ys.train) / 1e6:.1f} M 个字符）；按 {largest['name']} 在那台 CPU 上一个线程的速度"
+      f"（{flops_per_second / 1e9:.0f} GFLOP/s）要 {cheapest_flops / flops_per_second / 3600:.1f} 小时")
+print(f"去掉任何一种大小再拟合：{min(spread):.1e} 到 {max(spread):.1e} FLOPs（{len(spread)} 次拟合）")
+print(f"第 2 节那次训练：{recipe_flops:.1e} FLOPs；越过 Kneser-Ney 要它的 {cheapest_flops / recipe_flops:.0f} 倍")
+long_run = (f"minigpt train --n-layer 4 --n-embd {cheapest_width} --n-head {cheapest_width // 32} --block-size 64 "
+            f"--batch-size 32 --lr 0.003 --warmup-iters 100 --max-iters {cross_iters} --eval-interval 1000")
+print(f"验证它的一次长训练（CPU）：{long_run}\n有 GPU 时：{long_run} --device cuda")
+wider, narrower = scaling.matmul_weights(4, 128, V), scaling.matmul_weights(4, 64, V)
+my_guesses.reveal("params_ratio", wider / narrower)
+my_guesses.reveal("kn_compute_ratio", cheapest_flops / recipe_flops)
+for run in runs["runs"]:
+    losses = [p["val_loss"] for p in run["points"]]
+    assert losses[-1] < losses[0] - 0.3, run["name"]  # 每个大小：训练越久，损失越低
+common = min(r["points"][-1]["tokens"] for r in runs["runs"])  # 每个大小都练到了的字符数
+at_common = [np.interp(common, [p["tokens"] for p in r["points"]], [p["val_loss"] for p in r["points"]])
+             for r in runs["runs"]]
+assert all(b < a for a, b in zip(at_common, at_common[1:]))  # 同样的数据：参数越多，损失越低
+assert joint.rmse < 0.03 and held_out_error < 0.05  # 一条规律拟合得上所有大小，也预测得出没看过的那一种
+assert cheapest_flops > 3 * recipe_flops  # 越过 Kneser-Ney 比越过 5 元模型贵得多
 
 # %%
 my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选择题猜对几个
 
 # %% [markdown]
-# 两条规律在这个最小的尺度上就看得见：同一个模型看的数据越多，损失越低；同样的数据，参数越多，损失越低。
-# 附带的 GPT 比这里最大的模型参数多、看的数据也多得多，所以它在梯子的最底下。
-# 它也不是终点：训练得更久、模型更大，损失还会往下走——这就是“规模”二字的全部含义，也是大模型的故事的开头。
+# 几条曲线说了四件事：
+#
+# - **同样的数据，参数越多，损失越低**（左图）；可**同样的计算**，小模型起步快：每个字符便宜，同样的 FLOPs 看的字符多
+#   （右图里小模型的曲线先低后高）。计算越多，最合算的模型越大——这就是“规模定律”在这个最小尺度上的样子。
+#   第 2 节的命令是在只量了两种大小时挑的；四种大小一起拟合的规律说，在那点计算上更小的模型还要低一些
+#   （上面打印的最后一列）。可以自己试：`--n-layer 2 --n-embd 64 --n-head 2`，读两倍多的字符。
+# - **一条规律拟合所有大小**：$L(N, D) = E + A N^{-\alpha} + B D^{-\beta}$ 的误差和验证集的噪声差不多；
+#   只用较小的几种拟合，也能预测出最大那种的曲线（上面打印了误差）。一种大小单独拟合做不到这一点：
+#   一条短曲线分不清“地板低、降得慢”和“地板高、降得快”；几种大小共用一个 $E$ 和两个指数，地板才有了着落
+#   （也只是有了着落：大小只差十几倍，$N$ 的指数定得很松）。
+# - **越过 Kneser-Ney 贵得多**：按这条规律，最便宜的是一个比第 2 节略宽的 GPT，计算量是第 2 节那次训练的十几倍，
+#   在一个 CPU 线程上要两三个小时（上面打印了命令和估计的时间；有 GPU 时加 `--device cuda`）。
+#   这个预测要打折扣读。一是外推：曲线只量到了 10^13 FLOPs 上下，预测落在十几倍远的地方；去掉任何一种大小再拟合，
+#   预测的计算量会变（上面打印了范围）。二是数据：曲线只量到了不到一遍训练文本，而越过 Kneser-Ney
+#   要把训练文本读七八遍；同一段文本读到第几遍，学到的就不如新文本多，还会开始背书（那时要加 dropout），
+#   所以真实需要的计算多半更多。
+#   反过来，这些记录的学习率几乎没有退火，退火又能省下一些。本讲没有跑那次长训练，它比一堂课长得多。
+# - **计数模型的天花板是数据，GPT 的是计算**：Kneser-Ney 数一遍训练文本就到顶了，多给它算力不会更低，
+#   只有更多的文本才行；GPT 的曲线随计算一直往下走。
+#
+# 把第 4 节和这一节合起来，GPT 的赢面由三样东西组成：**看得远**（整个窗口都看得见，计数模型只看最近几个字符）、
+# **相似的前文互相借力**（所有前文压进同一组参数，没见过的前文也能借来规律）和**计算**（前两样都要一点点学会，
+# 学会它们要的计算，上面量出来了）。计数模型仍然赢在它最擅长的地方：见过很多次的前文，它记下的是精确的频率；
+# 而且数一遍只要几十秒。在这份四百多万字符的语料上，要胜过最好的计数，GPT 要花的计算比胜过加 β 的 5 元模型多十几倍。
 #
 # ## 6. 再往前走
 #

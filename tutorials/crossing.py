@@ -33,7 +33,7 @@ RECORD = Path(__file__).resolve().parent / "records" / "crossing.json"
 # The recipe, flag by flag (`python -m minigpt train --help` explains each).
 RECIPE: dict[str, int | float] = {
     "n-layer": 4, "n-embd": 128, "n-head": 4, "block-size": 64, "batch-size": 32,
-    "lr": 3e-3, "warmup-iters": 100, "max-iters": 1700, "eval-interval": 100, "eval-iters": 5,
+    "lr": 3e-3, "warmup-iters": 100, "max-iters": 2000, "eval-interval": 100, "eval-iters": 5,
 }
 
 

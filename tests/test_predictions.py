@@ -56,9 +56,7 @@ def test_bad_guesses_and_unknown_keys_raise_clear_errors():
         guesses.reveal("w", "perhaps")
 
 
-# 08, the appendix on speed, is left out as before (its prompts are not recorded); 09, the capstone, records its guesses
-LECTURES = sorted(path for path in (Path(__file__).resolve().parent.parent / "tutorials").glob("0[0-9]_*.py")
-                  if not path.name.startswith("08"))
+LECTURES = sorted((Path(__file__).resolve().parent.parent / "tutorials").glob("0[0-9]_*.py"))  # 00-09, every lecture
 
 
 @pytest.mark.parametrize("path", LECTURES, ids=[p.name for p in LECTURES])

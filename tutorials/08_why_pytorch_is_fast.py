@@ -38,7 +38,7 @@
 # **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（计时实验本身就是这一讲的内容）；最后有 3 道练习。
 
 # %%
-from tutorials.course import QUICK, T_START, label, show_figure  # 放在最前：限定 BLAS 线程数
+from tutorials.course import FIGURES, QUICK, T_START, label, show_figure  # 放在最前：限定 BLAS 线程数
 
 # isort: split
 import math
@@ -99,6 +99,14 @@ for n in (2**16, 2**20, 2**22):
 # NumPy 公开的协议）。下面的 `Counted` 数组每做一次运算，就记下运算的名字和读写了多少字节，再照常把结果算出来。
 #
 # **先猜一猜**：算一次精确 GELU（值和导数），NumPy 要把数组过多少遍？10 遍、20 遍，还是更多？
+#
+# 下一格记下你的猜测：先把其中的默认值改成你自己的，再往下运行；揭晓时实测值会印在它旁边，讲末给出校准得分。
+
+# %%
+from tutorials.predictions import Predictions
+
+my_guesses = Predictions("08", folder=FIGURES)  # 本讲的先猜一猜都记在这里（figures/guesses_08.json）
+my_guesses.guess("gelu_passes", 15, "精确 GELU（值和导数）NumPy 要把数组过几遍", default=15)  # 改成你的猜测
 
 # %%
 class Counted(np.ndarray):
@@ -139,6 +147,7 @@ print(f"每个元素一共读写 {BYTES_NUMPY:.1f} 字节；编译成一遍的�
 assert np.array_equal(y_counted.view(np.ndarray), y_plain)  # 数的时候，算出来的还是同一个结果
 assert np.array_equal(slope_counted.view(np.ndarray), slope_plain)
 assert PASSES == 36, PASSES
+my_guesses.reveal("gelu_passes", PASSES)
 assert 330 < BYTES_NUMPY < 345, BYTES_NUMPY
 
 # %% [markdown]
@@ -219,6 +228,10 @@ print(f"数组从 {2**EXPONENTS[0] * 4 / 2**10:g} KiB 到 {LARGEST * 4 / 2**20:g
 # **先猜一猜**：一个核每秒能从内存搬多少字节？数组放得进缓存时呢，快几倍？
 
 # %%
+my_guesses.guess("bandwidth_gbs", 50.0, "一个核拷贝放不进缓存的数组，每秒搬多少 GB", default=50.0)  # 改成你的猜测
+my_guesses.guess("cache_speedup", 2.0, "放得进缓存的数组拷贝起来快几倍", default=2.0)
+
+# %%
 def measure_copy_and_sum(n: int, repeats: int) -> tuple[float, float]:
     """(拷贝, 求和) n 个 float32 的最快耗时（秒）。"""
     x = rng.standard_normal(n, dtype=np.float32)
@@ -240,6 +253,9 @@ for e in EXPONENTS:
           f"求和 {4 * n / sum_seconds[e] / 1e9:6.1f} GB/s")
 BANDWIDTH = 8 * LARGEST / copy_seconds[EXPONENTS[-1]]  # 字节每秒：最大的数组上拷贝的速度
 print(f"内存带宽（屋顶）：{BANDWIDTH / 1e9:.1f} GB/s（一个核，拷贝 {LARGEST * 4 / 2**20:g} MiB）")
+in_cache = max(8 * 2**e / copy_seconds[e] for e in EXPONENTS if 2**e * 8 <= L2)  # 两个数组都在 L2 里时最快的一次
+my_guesses.reveal("bandwidth_gbs", BANDWIDTH / 1e9)
+my_guesses.reveal("cache_speedup", in_cache / BANDWIDTH)
 
 # %% [markdown]
 # 有了带宽和字节数，就能**预言**：数组放不进缓存时，36 遍的 GELU 至少要 $340\ \text{字节} \times n / \text{带宽}$。
@@ -304,6 +320,12 @@ print("每种写法都算出同样的值和导数（到 float32 的舍入误差�
 # 实际会更多还是更少？分块呢，它和整个数组相比能快多少？
 #
 # 下面在每个大小上把几种写法轮流各跑几次（轮流跑，机器忙闲对它们的影响差不多），取各自最快的一次。
+
+# %%
+my_guesses.guess("blocks_speedup", 10.0, "放不进末级缓存时，分块比整个数组的 NumPy GELU 快几倍",
+                 default=10.0)  # 改成你的猜测
+my_guesses.guess("fused_speedup", 10.0, "放不进末级缓存时，编译成一遍比 36 遍的 NumPy 快几倍（要装 numba 才量）",
+                default=10.0)
 
 # %%
 def measure_gelus(n: int, repeats: int) -> dict[str, float]:
@@ -392,6 +414,7 @@ show_figure(fig, "08_roofline.png")
 last = gelu_seconds[EXPONENTS[-1]]
 blocks_speedup = last["numpy"] / last["blocks"]
 print(f"{LARGEST * 4 / 2**20:g} MiB 的数组（末级缓存 {LLC / 2**20:g} MiB）：分块比整个数组快 {blocks_speedup:.1f} 倍")
+my_guesses.reveal("blocks_speedup", blocks_speedup)
 predicted = BYTES_NUMPY * LARGEST / BANDWIDTH
 print(f"按带宽预言 NumPy GELU 至少要 {predicted * 1e3:.0f} 毫秒，实测 {last['numpy'] * 1e3:.0f} 毫秒")
 big = rng.standard_normal(LARGEST, dtype=np.float32)
@@ -404,6 +427,7 @@ del big  # 最大的数组占几百 MiB：用完就还
 if FUSED:
     fused_speedup = last["numpy"] / last["fused"]
     print(f"编译成一遍比 36 遍的 NumPy 快 {fused_speedup:.1f} 倍，比分块快 {last['blocks'] / last['fused']:.1f} 倍")
+    my_guesses.reveal("fused_speedup", fused_speedup)
     if BEYOND_CACHE or QUICK:
         assert fused_speedup >= (2 if QUICK else 3), fused_speedup
 else:
@@ -424,6 +448,9 @@ else:
 # | 纯 Python 的一遍太慢 | 编译成机器码 | numba、PyTorch 的 C++ 运算 | `minigrad/fused/kernels/numba_setup.py` |
 #
 # `minigrad` 的原则是：NumPy 的写法是规格，是你读的那一份；编译版是同一个运算的第二种实现，测试保证两者一致。
+
+# %%
+my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍
 
 # %%
 print(f"本讲用时 {time.time() - T_START:.1f} 秒")

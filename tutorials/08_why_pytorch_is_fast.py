@@ -325,7 +325,7 @@ print("每种写法都算出同样的值和导数（到 float32 的舍入误差�
 my_guesses.guess("blocks_speedup", 10.0, "放不进末级缓存时，分块比整个数组的 NumPy GELU 快几倍",
                  default=10.0)  # 改成你的猜测
 my_guesses.guess("fused_speedup", 10.0, "放不进末级缓存时，编译成一遍比 36 遍的 NumPy 快几倍（要装 numba 才量）",
-                default=10.0)
+                 default=10.0)
 
 # %%
 def measure_gelus(n: int, repeats: int) -> dict[str, float]:

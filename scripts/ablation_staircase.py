@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -38,6 +37,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before NumPy loads: one BL
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from tutorials import ablation, yardstick  # noqa: E402 (after the thread settings)
+from tutorials.machine import cpu_model  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDS = ROOT / "tutorials" / "records"
@@ -46,16 +46,6 @@ SIZES = {
     "full": ablation.Recipe(n_layer=4, n_head=4, n_embd=64, steps=1600, batch=16, lr=6e-3),
 }
 
-
-def cpu_model() -> str:
-    """The processor's name as the kernel reports it (/proc/cpuinfo's "model name"), or the platform's."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.partition(":")[2].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def entry(result: ablation.Result, full: ablation.Result, recipe: ablation.Recipe, ys: yardstick.Yardstick,

@@ -29,6 +29,7 @@ import numpy as np  # noqa: E402 (after the thread settings)
 
 from minigpt.checkpoint import load_model  # noqa: E402
 from tutorials import crossing, kneser_ney, yardstick  # noqa: E402
+from tutorials.machine import cpu_model  # noqa: E402
 from tutorials.yardstick import Score, Yardstick  # noqa: E402
 
 NGRAM_K, NGRAM_BETA = 4, 2.0  # lecture 01 §3's best add-β model: 4 characters back (a 5-gram), β = 2
@@ -79,7 +80,7 @@ def main() -> int:
     kn_gap, kn_err = score.gap(kn_score)
     record = {
         "command": "OPENBLAS_NUM_THREADS=1 " + crossing.shell_command(),
-        "settings": crossing.RECIPE, "cpu": crossing_cpu(), "cpu_count": os.cpu_count(), "blas_threads": 1,
+        "settings": crossing.RECIPE, "cpu": cpu_model(), "cpu_count": os.cpu_count(), "blas_threads": 1,
         "wall_seconds": round(wall, 1), "parameters": model.num_parameters(),
         "tokens_per_s": round(float(np.median([m["tokens_per_s"] for m in steps])), 0),
         "crossing_minutes_one_thread": round(passed[0]["elapsed_s"] / 60, 2) if passed else None,
@@ -95,13 +96,6 @@ def main() -> int:
     print(json.dumps({k: v for k, v in record.items() if k != "evaluations"}, indent=1, ensure_ascii=False))
     return 0
 
-
-def crossing_cpu() -> str:
-    """The processor's name, as /proc/cpuinfo gives it (what `lscpu` prints as Model name)."""
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.partition(":")[2].strip()
-    return "unknown"
 
 
 if __name__ == "__main__":

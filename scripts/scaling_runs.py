@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -36,6 +35,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 from minigpt.data import load_dataset  # noqa: E402 (after the thread settings)
 from minigpt.train import TrainConfig, read_metrics, train  # noqa: E402
 from tutorials import kneser_ney  # noqa: E402
+from tutorials.machine import cpu_model  # noqa: E402
 from tutorials.scaling import SCALING, flops_per_token, matmul_weights  # noqa: E402
 
 # name -> (n_layer, n_embd, max_iters): heads of 32 channels each; longer runs for the cheaper sizes
@@ -43,15 +43,6 @@ SIZES = {"2x64": (2, 64, 2000), "3x96": (3, 96, 1500), "4x128": (4, 128, 1200), 
 RECIPE = dict(batch_size=32, block_size=64, lr=3e-3, warmup_iters=100, eval_interval=100, eval_iters=20,
               dropout=0.0, seed=1337, threads=1)
 
-
-def cpu_model() -> str:
-    """The processor's name as the kernel reports it (what `lscpu | grep 'Model name'` prints), or the platform's."""
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.exists():
-        for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                return line.partition(":")[2].strip()
-    return platform.processor() or platform.machine()
 
 
 def dev_target(train_ids, vocab_size: int) -> dict:

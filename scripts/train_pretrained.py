@@ -34,6 +34,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before NumPy loads: one BL
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from minigpt.train import TrainConfig, read_metrics, train  # noqa: E402 (after the thread settings)
+from tutorials.machine import cpu_model  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT_DIR = ROOT / "tutorials" / "pretrained" / "shakespeare"
@@ -41,16 +42,6 @@ SETTINGS = dict(n_layer=4, n_head=4, n_embd=112, block_size=64, batch_size=20, m
                 warmup_iters=200, eval_interval=500, eval_iters=20, dropout=0.0, seed=1337)
 MAX_BYTES = 10 * 10**6  # what the repository accepts for the whole folder
 
-
-def cpu_model() -> str:
-    """The processor's name as the kernel reports it (what `lscpu | grep 'Model name'` prints), or the platform's."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.partition(":")[2].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def main(argv: list[str]) -> int:

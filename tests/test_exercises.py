@@ -643,6 +643,7 @@ WRONG = GAPS + SHORTCUTS + [
      "直通车道"),
     ("6.7", lambda step, total_steps: -1e-3, "0 到 0.1 之间的数"),
     ("7.6", lambda train_ids, vocab_size, gpt_probs: 0.0, "λ 几乎是 0"),
+    ("8.4", lambda x: (x * 0.5, x * 0.5), "精确 GELU 的值"),
 ]
 
 

@@ -8,6 +8,7 @@ open tasks out (many programs reach a target: a mutant that still reaches it is 
 from __future__ import annotations
 
 import importlib
+import math
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ import pytest
 import minigpt.data
 import minigrad as mg
 import tutorials.yardstick
+from minigrad.fused.gelu import gelu_and_slope
 from tutorials.exercises import LECTURES, find
 from tutorials.exercises.checks.lecture06 import lecture_schedule
 from tutorials.exercises.grading import grade
@@ -23,6 +25,7 @@ from tutorials.exercises.tools import NGramCounts
 from tutorials.kneser_ney import KneserNey
 from tutorials.solutions import lecture01 as sol01
 from tutorials.solutions import lecture03 as sol03
+from tutorials.solutions import lecture08 as sol08
 from tutorials.yardstick import cut_windows
 
 
@@ -183,6 +186,30 @@ class WideOnTheSide(PostLNStack):
         return super().forward(x) + self.wide(x)  # a wide shallow network does the work
 
 
+def gelu_in_python(x):
+    flat = x.reshape(-1).astype(np.float64)
+    y = np.array([v * 0.5 * (1 + math.erf(v / math.sqrt(2))) for v in flat], dtype=np.float32)
+    slope = np.array([0.5 * (1 + math.erf(v / math.sqrt(2))) + v * math.exp(-v * v / 2) / math.sqrt(2 * math.pi)
+                      for v in flat], dtype=np.float32)
+    return y.reshape(x.shape), slope.reshape(x.shape)  # one pass, but one Python step an element
+
+
+def gelu_tanh_in_blocks(x):
+    y, slope = sol08.gelu_lean(x)
+    return (0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))).astype(np.float32), slope
+
+
+def gelu_in_blocks_of_float64(x):
+    y, slope = sol08.gelu_lean(x.astype(np.float64))  # twice the bytes: not the float32 arrays asked for
+    return y, slope
+
+
+def gelu_into_its_input(x):
+    y, slope = sol08.gelu_lean(x)
+    x[...] = y  # saves an array by overwriting the caller's data
+    return x, slope
+
+
 @pytest.mark.parametrize(("number", "answer", "hint"), [
     ("0.7", lr_scan_too_coarse, "还能再大一些"),
     ("0.7", lr_past_the_edge, "发散了"),
@@ -213,6 +240,11 @@ class WideOnTheSide(PostLNStack):
     ("7.6", lambda train_ids, vocab_size, gpt_probs: 1.0, "GPT 占得太多"),
     ("7.6", lambda train_ids, vocab_size, gpt_probs: 0.7, "细细扫一遍"),
     ("7.6", lambda train_ids, vocab_size, gpt_probs: 1.5, "0 到 1 之间的数"),
+    ("8.4", gelu_and_slope, "临时数组 3 个"),
+    ("8.4", gelu_in_python, "Python 的循环"),
+    ("8.4", gelu_tanh_in_blocks, "tanh 近似"),
+    ("8.4", gelu_in_blocks_of_float64, "float32"),
+    ("8.4", gelu_into_its_input, "不要修改输入"),
 ])
 def test_an_experiment_done_wrong_is_rejected(number, answer, hint):
     result = grade(find(number), answer)

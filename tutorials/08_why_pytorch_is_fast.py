@@ -35,7 +35,7 @@
 # **学完这一讲，你能**：说出一次逐元素的 NumPy 调用在内存上花了什么；数出一个运算调用 NumPy 的次数和它搬动的字节数；
 # 量出一台机器的内存带宽，用它预言一个“搬运为主”的运算要多久；解释分块和编译融合各省下了什么、省不下什么。
 #
-# **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（计时实验本身就是这一讲的内容）；最后有 3 道练习。
+# **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（计时实验本身就是这一讲的内容）；最后有 4 道练习。
 
 # %%
 from tutorials.course import FIGURES, QUICK, T_START, label, show_figure  # 放在最前：限定 BLAS 线程数
@@ -458,8 +458,11 @@ print(f"本讲用时 {time.time() - T_START:.1f} 秒")
 # %% [markdown]
 # ## 练习
 #
-# 3 道练习在 `tutorials/exercises/lecture08.py` 里：屋顶线，一个运算至少要多久（8.1）；
+# 4 道练习在 `tutorials/exercises/lecture08.py` 里：屋顶线，一个运算至少要多久（8.1）；
 # 分块计算，每块都放得进缓存（8.2）；只新建一个数组、正好 2d 遍的多项式（8.3，检查器会数你的 NumPy 调用）。
+# 最后一道是开放题（8.4）：`gelu_and_slope` 算的时候同时占着 5 个和输入一样大的数组，写一个最多占 3 个、
+# 又不比它慢很多的精确 GELU。检查器用 `tracemalloc`（Python 自带的内存记账）量内存、用秒表量时间：
+# 分块能做到，原地运算加 `out=` 也能做到，怎么做由你。
 # 写好后运行下面这一格，或在终端里运行 `python -m tutorials.exercises check 08`。
 
 # %%

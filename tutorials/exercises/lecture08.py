@@ -34,3 +34,12 @@ def in_blocks(f, x: np.ndarray, block: int) -> tuple[np.ndarray, ...]:
 # 一共正好 2d 次 NumPy 运算（检查器会数）；不许修改 s。这就是 minigrad/ops/special.py 的 Interpolant 做的事。
 def horner(coefficients: list[float], s: np.ndarray) -> np.ndarray:
     raise NotImplementedError
+
+
+# 练习 8.4 ★★★ 开放题：少占内存的精确 GELU
+# gelu_and_slope(x)（from minigrad.fused.gelu import gelu_and_slope）算精确 GELU 的值和导数时，同时占着 5 个和 x
+# 一样大的数组：2 个结果，3 个临时数组。每个临时数组都要从内存写一遍、读一遍。写一个 gelu_lean(x)，返回同样的
+# (值, 导数)（float32，和 x 同形状，误差在 float32 的舍入以内），但算的过程中最多同时占 3 个这么大的数组，而且不比
+# 36 遍的写法慢很多（检查器用 tracemalloc 量内存，用秒表量时间）。办法不止一种：分块（8.2），或者 out= 和原地运算。
+def gelu_lean(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    raise NotImplementedError

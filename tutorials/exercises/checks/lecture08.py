@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
+import tracemalloc
 
 import numpy as np
 from numpy.polynomial import polynomial
@@ -103,8 +105,74 @@ def check_horner(horner) -> str:
     return "通过：8 次多项式 16 遍——精确 GELU 的 36 遍里有 18 遍就是它（多出的 2 遍把自变量变换到 [-1, 1]）"
 
 
+def _best_seconds(f, x: np.ndarray, repeats: int = 3) -> float:
+    best = math.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        f(x)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def _peak_arrays(f, x: np.ndarray) -> tuple[tuple, float]:
+    """f(x), and the peak of the memory it allocated while running, in arrays as large as x (NumPy reports its
+    arrays' memory to tracemalloc, so no array escapes the count, whatever made it)."""
+    tracing = tracemalloc.is_tracing()
+    if not tracing:
+        tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        result = f(x)
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        if not tracing:
+            tracemalloc.stop()
+    return result, peak / x.nbytes
+
+
+LEAN_ARRAYS = 3.0  # the two results and at most one more array as large as x
+
+
+def check_lean_gelu(gelu_lean) -> str:
+    rng = np.random.default_rng(next(_calls))
+    small = rng.standard_normal(2**14, dtype=np.float32)
+    # A Python loop over the elements is slower than the 36 passes by a factor of 50 or more: refused before the
+    # large array, which it would take minutes over.
+    mine, reference = _best_seconds(gelu_lean, small), _best_seconds(gelu_and_slope, small)
+    if mine > 10 * reference + 2e-3:
+        raise Wrong(f"太慢了：16384 个元素用了 {mine * 1e3:.1f} 毫秒，36 遍的 NumPy 只要 {reference * 1e3:.1f} 毫秒。"
+                    "是不是用了 Python 的循环？每一遍都要交给 NumPy（或编译好的循环）")
+    x = rng.standard_normal((1024, 1031), dtype=np.float32) * 3  # 4 MiB, past most L2 caches
+    x[0, :4] = (0.0, -30.0, 30.0, -0.5)
+    original = x.copy()
+    got, arrays = _peak_arrays(gelu_lean, x)
+    if not np.array_equal(x, original):
+        raise Wrong("不要修改输入 x：值和导数要写进新的数组")
+    if not isinstance(got, tuple) or len(got) != 2:
+        raise Wrong(f"应返回 (值, 导数) 两个数组，你的是 {type(got).__name__}")
+    expected = gelu_and_slope(x)
+    for name, part, want in zip(("值", "导数"), got, expected):
+        if not isinstance(part, np.ndarray) or part.shape != x.shape or part.dtype != np.float32:
+            raise Wrong(f"{name}应是和 x 一样形状的 float32 NumPy 数组（{x.shape}），你的是 "
+                        f"{getattr(part, 'shape', '?')} 的 {getattr(part, 'dtype', type(part).__name__)}")
+        tanh_gelu = 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+        compare(part, want, f"精确 GELU 的{name}", suspects=[
+            (tanh_gelu, "这是 GPT-2 的 tanh 近似，不是精确的 GELU（x Φ(x)）"),
+        ] if name == "值" else ())
+    if np.shares_memory(got[0], got[1]):
+        raise Wrong("值和导数写在了同一块内存里：它们是两个数组")
+    if arrays > LEAN_ARRAYS:
+        raise Wrong(f"算的时候最多同时占了 {arrays:.1f} 个和 x 一样大的数组（gelu_and_slope 本身是 5 个：结果 2 个，"
+                    f"临时数组 3 个）；目标是不超过 {LEAN_ARRAYS:g} 个。分块（8.2）让临时数组只有一块大，"
+                    "或者用 out= 和原地运算少建几个")
+    return (f"通过：最多同时占 {arrays:.2f} 个数组（36 遍的写法是 5 个）；"
+            f"16384 个元素 {mine * 1e3:.2f} 毫秒，36 遍的写法 {reference * 1e3:.2f} 毫秒")
+
+
 EXERCISES = [
     Exercise("8.1", "roofline_seconds", "屋顶线：一个运算至少要多久", 1, check_roofline_seconds),
     Exercise("8.2", "in_blocks", "分块计算", 2, check_in_blocks),
     Exercise("8.3", "horner", "少几遍的多项式", 2, check_horner),
+    Exercise("8.4", "gelu_lean", "开放题：少占内存的精确 GELU", 3, check_lean_gelu, open=True),
 ]

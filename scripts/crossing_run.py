@@ -30,35 +30,6 @@ import numpy as np  # noqa: E402 (after the thread settings)
 from minigpt.checkpoint import load_model  # noqa: E402
 from tutorials import crossing, kneser_ney, yardstick  # noqa: E402
 from tutorials.machine import cpu_model  # noqa: E402
-from tutorials.yardstick import Score, Yardstick  # noqa: E402
-
-NGRAM_K, NGRAM_BETA = 4, 2.0  # lecture 01 §3's best add-β model: 4 characters back (a 5-gram), β = 2
-
-
-def add_beta_ngram(ys: Yardstick, k: int = NGRAM_K, beta: float = NGRAM_BETA) -> Score:
-    """Lecture 01 §3's model: P_j(c | h_j) = (N(h_j c) + β P_{j-1}(c | h_{j-1})) / (N(h_j) + β), j = 0..k,
-    below j = 0 the uniform 1/V; a window shorter than j characters so far keeps P_{j-1}."""
-    V = ys.vocab_size
-
-    def contexts(x: np.ndarray, order: int) -> tuple[np.ndarray, np.ndarray]:
-        ids = np.zeros(x.shape, dtype=np.int64)
-        for j in range(order):
-            ids = ids * V + np.roll(x, j, axis=1)  # x[:, t - j] (wrapped positions are masked below)
-        return ids, np.arange(x.shape[1]) >= order - 1
-
-    def lookup(keys: np.ndarray, table: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-        i = np.clip(np.searchsorted(table[0], keys), 0, len(table[0]) - 1)
-        return np.where(table[0][i] == keys, table[1][i], 0)
-
-    text_x, text_y = ys.train[None, :-1], ys.train[None, 1:]
-    p = np.full(ys.y.shape, 1.0 / V)
-    for order in range(k + 1):
-        ctx, seen = contexts(text_x, order)
-        pairs = np.unique(ctx[:, seen] * V + text_y[:, seen], return_counts=True)
-        totals = np.unique(ctx[:, seen], return_counts=True)
-        wctx, wseen = contexts(ys.x, order)
-        p = np.where(wseen, (lookup(wctx * V + ys.y, pairs) + beta * p) / (lookup(wctx, totals) + beta), p)
-    return ys.score_probs(p)
 
 
 def main() -> int:
@@ -70,7 +41,7 @@ def main() -> int:
         wall = time.time() - start
         model, _ = load_model(Path(tmp) / "run")
         score = ys.score_logits(model)
-    ngram = add_beta_ngram(ys)
+    ngram = crossing.add_beta_ngram(ys)
     kn, tuning = kneser_ney.for_yardstick(ys)
     kn_score = kn.score(ys)
     evaluations = crossing.evaluations(metrics)
@@ -95,7 +66,6 @@ def main() -> int:
     crossing.RECORD.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(json.dumps({k: v for k, v in record.items() if k != "evaluations"}, indent=1, ensure_ascii=False))
     return 0
-
 
 
 if __name__ == "__main__":

@@ -818,8 +818,7 @@ print(f"最便宜的越过：4 层、宽 {cheapest_width}（{scaling.matmul_weig
       f"（{flops_per_second / 1e9:.0f} GFLOP/s）要 {cheapest_flops / flops_per_second / 3600:.1f} 小时")
 print(f"去掉任何一种大小再拟合：{min(spread):.1e} 到 {max(spread):.1e} FLOPs（{len(spread)} 次拟合）")
 print(f"第 2 节那次训练：{recipe_flops:.1e} FLOPs；越过 Kneser-Ney 要它的 {cheapest_flops / recipe_flops:.0f} 倍")
-long_run = (f"minigpt train --n-layer 4 --n-embd {cheapest_width} --n-head {cheapest_width // 32} --block-size 64 "
-            f"--batch-size 32 --lr 0.003 --warmup-iters 100 --max-iters {cross_iters} --eval-interval 1000")
+long_run = scaling.long_run_command(cheapest_width, cross_iters)
 print(f"验证它的一次长训练（CPU）：{long_run}\n有 GPU 时：{long_run} --device cuda")
 wider, narrower = scaling.matmul_weights(4, 128, V), scaling.matmul_weights(4, 64, V)
 my_guesses.reveal("params_ratio", wider / narrower)

@@ -13,7 +13,8 @@ never on the yardstick's windows, and then confirmed once on the yardstick (tuto
 - few, small evaluations (they count in the wall time too).
 
 `command()` is the whole recipe as the argument list of `python -m minigpt train`; `run()` starts it as a
-subprocess with one BLAS thread (as CI runs the lectures) and returns its metrics.
+subprocess with one BLAS thread (as CI runs the lectures) and returns its metrics. `add_beta_ngram` rebuilds the
+model it passes, lecture 01 §3's add-β 5-gram, for the maintainer's scripts that score a run on the yardstick.
 Read next: 07_summary.py §2.
 """
 
@@ -26,7 +27,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from minigpt.train import read_metrics
+from tutorials.yardstick import Score, Yardstick
 
 RECORD = Path(__file__).resolve().parent / "records" / "crossing.json"
 
@@ -70,3 +74,33 @@ def evaluations(metrics: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def load_record(path: Path = RECORD) -> dict[str, Any]:
     """The shipped record of the recipe's confirming run: command, machine, wall time, yardstick score."""
     return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+# The 5-gram the recipe passes, as lecture 01 §3 builds it (the scripts that make the records score it here).
+NGRAM_K, NGRAM_BETA = 4, 2.0  # lecture 01 §3's best add-β model: 4 characters back (a 5-gram), β = 2
+
+
+def add_beta_ngram(ys: Yardstick, k: int = NGRAM_K, beta: float = NGRAM_BETA) -> Score:
+    """Lecture 01 §3's model: P_j(c | h_j) = (N(h_j c) + β P_{j-1}(c | h_{j-1})) / (N(h_j) + β), j = 0..k,
+    below j = 0 the uniform 1/V; a window shorter than j characters so far keeps P_{j-1}."""
+    V = ys.vocab_size
+
+    def contexts(x: np.ndarray, order: int) -> tuple[np.ndarray, np.ndarray]:
+        ids = np.zeros(x.shape, dtype=np.int64)
+        for j in range(order):
+            ids = ids * V + np.roll(x, j, axis=1)  # x[:, t - j] (wrapped positions are masked below)
+        return ids, np.arange(x.shape[1]) >= order - 1
+
+    def lookup(keys: np.ndarray, table: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        i = np.clip(np.searchsorted(table[0], keys), 0, len(table[0]) - 1)
+        return np.where(table[0][i] == keys, table[1][i], 0)
+
+    text_x, text_y = ys.train[None, :-1], ys.train[None, 1:]
+    p = np.full(ys.y.shape, 1.0 / V)
+    for order in range(k + 1):
+        ctx, seen = contexts(text_x, order)
+        pairs = np.unique(ctx[:, seen] * V + text_y[:, seen], return_counts=True)
+        totals = np.unique(ctx[:, seen], return_counts=True)
+        wctx, wseen = contexts(ys.x, order)
+        p = np.where(wseen, (lookup(wctx * V + ys.y, pairs) + beta * p) / (lookup(wctx, totals) + beta), p)
+    return ys.score_probs(p)

@@ -23,6 +23,10 @@ scripts/scaling_runs.py and shipped as JSON (tutorials/records/scaling.json); th
   the smallest squared error in L itself.
 - **The crossing.** `crossing` inverts the fit: C = (A / (target - L_inf))^(1/alpha), or None when the fitted
   floor L_inf is not below the target (this size never gets there, however long it trains).
+- **The confirming run.** The prediction names a GPT (its width) and a training length; `long_run_flags` turns
+  them into one `minigpt train` command, run once, far longer than a lecture (scripts/kneser_ney_run.py scores it
+  on the yardstick and writes tutorials/records/kneser_ney_run.json, with every yardstick character's loss beside
+  it in kneser_ney_run.npz, so that lecture 07 compares it window by window with its own Kneser-Ney).
 Read next: scripts/scaling_runs.py, which makes the records, and 07_summary.py §5, which draws them.
 """
 
@@ -38,6 +42,8 @@ import numpy as np
 
 RECORDS = Path(__file__).resolve().parent / "records"
 SCALING = RECORDS / "scaling.json"
+LONG_RUN = RECORDS / "kneser_ney_run.json"  # the run that tests the predicted crossing (scripts/kneser_ney_run.py)
+LONG_RUN_LOSSES = RECORDS / "kneser_ney_run.npz"  # its loss on each of the yardstick's characters
 
 
 def matmul_weights(n_layer: int, n_embd: int, vocab_size: int) -> int:
@@ -176,3 +182,23 @@ def fit_run(run: dict[str, Any], skip_tokens: float = 0.0) -> PowerLaw:
     (the first steps, still in warmup, follow no power law)."""
     points = [p for p in run["points"] if p["tokens"] > skip_tokens]
     return fit_power_law([p["flops"] for p in points], [p["val_loss"] for p in points])
+
+
+def long_run_flags(width: int, iters: int) -> dict[str, int | float]:
+    """The predicted crossing as `minigpt train` flags: a 4-layer GPT `width` wide (32 channels a head) trained for
+    `iters` steps of 32 windows of 64 characters, with the crossing recipe's learning rate and warmup."""
+    return {"n-layer": 4, "n-embd": width, "n-head": width // 32, "block-size": 64, "batch-size": 32, "lr": 0.003,
+            "warmup-iters": 100, "max-iters": iters, "eval-interval": 1000}
+
+
+def long_run_command(width: int, iters: int) -> str:
+    """`long_run_flags` as one line to type (add --device cuda on a GPU)."""
+    flags = " ".join(f"--{flag} {value}" for flag, value in long_run_flags(width, iters).items())
+    return f"python -m minigpt train --out-dir out/kneser-ney {flags}"
+
+
+def load_long_run(path: Path = LONG_RUN) -> tuple[dict[str, Any], np.ndarray]:
+    """The shipped record of the confirming run, and its loss on every yardstick character (windows x positions)."""
+    record = json.loads(Path(path).read_text(encoding="utf-8"))
+    with np.load(Path(path).with_suffix(".npz"), allow_pickle=False) as arrays:
+        return record, arrays["losses"].astype(np.float64)

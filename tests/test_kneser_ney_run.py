@@ -1,0 +1,63 @@
+"""The run that tests lecture 07 §5's predicted crossing of Kneser-Ney: its command (tutorials/scaling.py), the
+script that scores it (scripts/kneser_ney_run.py), and its shipped record (tutorials/records/kneser_ney_run.json).
+Read next: test_scaling.py, which checks the prediction this run tests.
+"""
+
+import runpy
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from minigpt.cli import build_parser
+from tutorials import scaling
+
+ROOT = Path(__file__).resolve().parent.parent
+script = runpy.run_path(str(ROOT / "scripts" / "kneser_ney_run.py"))  # its functions, without running main()
+
+
+def predicted_run() -> tuple[float, int, int]:
+    """(FLOPs, width, iterations) of the cheapest crossing, derived from the shipped curves as lecture 07 §5 does."""
+    record = scaling.load_records()
+    points = [(r["matmul_weights"], p["tokens"], p["val_loss"]) for r in record["runs"] for p in r["points"]
+              if p["tokens"] > 4e5]
+    law = scaling.fit_joint(*map(np.array, zip(*points)))
+    flops, width = scaling.cheapest_crossing(law, record["target"]["kneser_ney_dev"], 4, range(64, 1025, 32), 64, 75)
+    iters = int(np.ceil(flops / scaling.flops_per_token(4, width, 64, 75) / (32 * 64) / 100) * 100)
+    return flops, width, iters
+
+
+def test_the_long_run_command_parses_as_its_flags():
+    command = scaling.long_run_command(160, 15700).split()
+    assert command[:4] == ["python", "-m", "minigpt", "train"]
+    args = build_parser().parse_args(command[3:])
+    assert (args.n_layer, args.n_embd, args.n_head, args.max_iters) == (4, 160, 5, 15700)
+    assert args.block_size == 64  # the yardstick's windows
+    assert (args.batch_size, args.lr, args.warmup_iters, args.eval_interval) == (32, 0.003, 100, 1000)
+    assert scaling.long_run_flags(96, 10)["n-head"] == 3  # 32 channels a head at any width
+
+
+def test_training_seconds_add_the_stretches_of_a_resumed_run():
+    evaluations = [{"elapsed_s": s} for s in (0.0, 10.0, 20.0, 0.5, 7.0, 0.2, 3.0)]  # resumed twice
+    assert script["training_seconds"](evaluations) == pytest.approx(20.0 + 7.0 + 3.0)
+    assert script["training_seconds"]([{"elapsed_s": 0.0}, {"elapsed_s": 5.0}]) == 5.0
+
+
+def test_the_script_refuses_a_run_with_other_settings(tmp_path, capsys):
+    """Only the predicted command's run may be recorded as it: a run with another learning rate is refused."""
+    from minigpt.train import TrainConfig, train
+
+    flags = scaling.long_run_flags(32, 2)
+    config = {flag.replace("-", "_"): value for flag, value in flags.items()}
+    train(TrainConfig(out_dir=str(tmp_path / "run"), **{**config, "lr": 1e-3, "eval_iters": 1}))
+    assert script["main"]([str(tmp_path / "run")]) == 1
+    assert "'lr': (0.001, 0.003)" in capsys.readouterr().err
+
+
+def test_the_readme_and_lecture_07_show_the_predicted_long_run():
+    _, width, iters = predicted_run()
+    command = scaling.long_run_command(width, iters)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").replace(" \\\n    ", " ")
+    assert command in readme
+    lecture = (ROOT / "tutorials" / "07_summary.py").read_text(encoding="utf-8")
+    assert "scaling.long_run_command(cheapest_width, cross_iters)" in lecture

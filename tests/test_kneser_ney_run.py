@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from minigpt.cli import build_parser
-from tutorials import scaling
+from tutorials import scaling, yardstick
+from tutorials.yardstick import Score
 
 ROOT = Path(__file__).resolve().parent.parent
 script = runpy.run_path(str(ROOT / "scripts" / "kneser_ney_run.py"))  # its functions, without running main()
@@ -61,3 +62,28 @@ def test_the_readme_and_lecture_07_show_the_predicted_long_run():
     assert command in readme
     lecture = (ROOT / "tutorials" / "07_summary.py").read_text(encoding="utf-8")
     assert "scaling.long_run_command(cheapest_width, cross_iters)" in lecture
+
+
+@pytest.mark.skipif(not scaling.LONG_RUN.exists(), reason="no long-run record shipped")
+def test_the_record_is_of_the_predicted_run_and_passes_kneser_ney():
+    record, losses = scaling.load_long_run()
+    _, width, iters = predicted_run()
+    assert record["command"].startswith(scaling.long_run_command(width, iters) + " ")  # the very run predicted
+    assert (record["settings"]["n_embd"], record["settings"]["max_iters"]) == (width, iters)
+    assert record["evaluations"][-1]["iter"] == iters and record["tokens"] == iters * 32 * 64
+    ys = yardstick.load()
+    y = record["yardstick"]
+    assert y["fingerprint"] == ys.fingerprint and losses.shape == ys.y.shape  # scored on these windows
+    score = Score(losses)  # the shipped losses are the recorded score
+    assert score.nats == pytest.approx(y["nats"], abs=1e-4) and score.stderr == pytest.approx(y["stderr"], abs=1e-4)
+    assert y["gap_vs_kneser_ney"] < -2 * y["gap_vs_kneser_ney_err"]  # below Kneser-Ney, as lecture 07 §5 asserts
+    assert y["nats"] < y["kneser_ney_nats"] < y["ngram_nats"]
+
+
+@pytest.mark.skipif(not scaling.LONG_RUN.exists(), reason="no long-run record shipped")
+def test_the_readme_reports_the_recorded_long_run():
+    record, _ = scaling.load_long_run()
+    y = record["yardstick"]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"**{y['nats']:.3f}**" in readme
+    assert f"{y['gap_vs_kneser_ney']:+.3f} ± {y['gap_vs_kneser_ney_err']:.3f}".replace("-", "−") in readme

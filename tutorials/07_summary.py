@@ -33,7 +33,7 @@
 # 2. 一条 `minigpt train` 命令：从零训练一个 GPT，看它在第几分钟越过加 β 的 5 元模型，再让它写一段莎士比亚；
 # 3. 损失的梯子：第 01–03 讲的模型、这次训练的 GPT 和随课程附带的 GPT，在同一把尺子上打分；
 # 4. 记住还是学会：计数模型和 GPT 各强在哪里，两段生成的文字并排看；
-# 5. 规模：几种大小的 GPT，损失随训练计算量下降的曲线，和预测的越过 Kneser-Ney 的计算量。
+# 5. 规模：几种大小的 GPT，损失随训练计算量下降的曲线，预测的越过 Kneser-Ney 的计算量，和检验这个预测的一次长训练。
 #
 # 运行：`python tutorials/07_summary.py`（完整版）；`TUTORIAL_QUICK=1 python tutorials/07_summary.py`（快速版）。
 # 图片写到 `figures/`，检查点写到 `out/tutorial07/`（都在当前目录下）。
@@ -833,9 +833,6 @@ assert all(b < a for a, b in zip(at_common, at_common[1:]))  # 同样的数据�
 assert joint.rmse < 0.03 and held_out_error < 0.05  # 一条规律拟合得上所有大小，也预测得出没看过的那一种
 assert cheapest_flops > 3 * recipe_flops  # 越过 Kneser-Ney 比越过 5 元模型贵得多
 
-# %%
-my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选择题猜对几个
-
 # %% [markdown]
 # 几条曲线说了四件事：
 #
@@ -853,15 +850,95 @@ my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选�
 #   预测的计算量会变（上面打印了范围）。二是数据：曲线只量到了不到一遍训练文本，而越过 Kneser-Ney
 #   要把训练文本读七八遍；同一段文本读到第几遍，学到的就不如新文本多，还会开始背书（那时要加 dropout），
 #   所以真实需要的计算多半更多。
-#   反过来，这些记录的学习率几乎没有退火，退火又能省下一些。本讲没有跑那次长训练，它比一堂课长得多。
+#   反过来，这些记录的学习率几乎没有退火，退火又能省下一些。两个折扣谁大谁小，算不出来，只能跑一遍看（下一小节）。
 # - **计数模型的天花板是数据，GPT 的是计算**：Kneser-Ney 数一遍训练文本就到顶了，多给它算力不会更低，
 #   只有更多的文本才行；GPT 的曲线随计算一直往下走。
+# %% [markdown]
+# ### 预测对不对：那次长训练
+#
+# 预测要被检验过才算数。上面打印的那条长训练命令真的跑过一遍：在一台空闲的 2 核 Intel Xeon 上，两个 BLAS 线程，
+# 装了 `[fast]`，训练循环用了不到一个小时（时间和速度记在记录里，下面打印）。训练完，`scripts/kneser_ney_run.py`
+# 在尺子上给它打分。记录随课程附带：`tutorials/records/kneser_ney_run.json` 存着命令、机器、时间和每次评估，
+# `kneser_ney_run.npz` 存着它在尺子上每个字符的损失——有了后者，这里就能在同一批窗口上，
+# 用本讲自己的 Kneser-Ney 重新做一遍逐窗口比较，不必相信记录里写好的差距。
+#
+# 读回来先核对两件事：它跑的正是上面从曲线预测出的那条命令；它打分用的正是这把尺子。
+#
+# **先猜一猜**：这个 GPT 会在尺子上越过 Kneser-Ney 吗？想想上面说的两个折扣：外推了十几倍，还要把训练文本读七八遍。
+
+# %%
+my_guesses.guess("long_run_beats_kn", "不会", "预测的那次长训练会在尺子上越过 Kneser-Ney 吗", options=["会", "不会"],
+                 default="不会")  # 改成你的猜测
+
+# %%
+long_record, long_losses = scaling.load_long_run()
+assert long_record["command"].split()[:len(long_run.split())] == long_run.split()  # 正是上面预测出的那条命令
+assert long_record["yardstick"]["fingerprint"] == ys.fingerprint  # 同一把尺子
+long_score = yardstick.Score(long_losses)
+long_gap, long_err = long_score.gap(kn_rung.score)  # 逐窗口：它减 Kneser-Ney
+long_settings = long_record["settings"]
+long_weights = scaling.matmul_weights(long_settings["n_layer"], long_settings["n_embd"], V)
+long_evals = long_record["evaluations"]
+long_tokens = np.array([e["iter"] for e in long_evals]) * long_settings["batch_size"] * long_settings["block_size"]
+predicted_end = float(joint(long_weights, long_tokens[-1]))
+print(f"那次长训练：{long_record['command']}")
+long_threads = "、".join(map(str, long_record["blas_threads"]))
+print(f"机器：{long_record['cpu']}，{long_record['cpu_count']} 核，BLAS 线程 {long_threads}；"
+      f"训练 {long_record['training_seconds'] / 60:.0f} 分钟，每秒约 {long_record['tokens_per_s']:,.0f} 个字符，"
+      f"一共读了 {long_tokens[-1] / 1e6:.0f} M 个字符（训练文本的 {long_tokens[-1] / len(ys.train):.1f} 遍）")
+print(f"规律预测的终点：开发集上 {predicted_end:.3f}（开发集上的 Kneser-Ney {kn_dev:.3f}）")
+print(f"实测：尺子上 {long_score}，Kneser-Ney {kn_rung.score}；逐窗口比较 {long_gap:+.3f} ± {long_err:.3f} 纳特/字符")
+print(f"附带的 GPT（第 3 节的梯子顶端）比它差 {big_score.gap(long_score)[0]:+.3f} 纳特/字符")
+
+fig, ax = plt.subplots(figsize=(8, 4.5))
+shown = long_tokens > 0
+ax.plot(long_tokens[shown], [e["val_loss"] for e in long_evals if e["iter"] > 0], "o-", ms=4, color="tab:blue",
+        label=label("这次训练：验证集上的估计（每 1000 步）", "this run: validation estimate (every 1000 steps)"))
+far_tokens = np.geomspace(long_tokens[1], long_tokens[-1], 100)
+ax.plot(far_tokens, joint(long_weights, far_tokens), "--", color="tab:blue", alpha=0.6,
+        label=label("规律的预测（开发集）", "the law's prediction (dev split)"))
+ax.errorbar([long_tokens[-1]], [long_score.nats], yerr=[2 * long_score.stderr], fmt="*", ms=12, color="tab:red",
+            label=label(f"训练完，尺子上 {long_score.nats:.3f}", f"finished, on the yardstick {long_score.nats:.3f}"))
+ax.axhline(kn_dev, color="purple", ls=":", lw=1,
+           label=label(f"Kneser-Ney（开发集，{kn_dev:.3f}）", f"Kneser-Ney (dev, {kn_dev:.3f})"))
+ax.axhline(kn_rung.score.nats, color="purple", lw=1,
+           label=label(f"Kneser-Ney（尺子，{kn_rung.score.nats:.3f}）",
+                       f"Kneser-Ney (yardstick, {kn_rung.score.nats:.3f})"))
+ax.set_xscale("log")
+ax.set_ylim(1.35, 2.0)
+ax.set_xlabel(label("训练看过的字符数", "training characters seen"))
+ax.set_ylabel(label("交叉熵（纳特/字符）", "cross-entropy (nats per character)"))
+ax.set_title(label("预测的那次长训练：越过 Kneser-Ney 了吗", "The predicted long run: did it pass Kneser-Ney?"))
+ax.grid(True, alpha=0.3)
+ax.legend(fontsize=8)
+fig.tight_layout()
+show_figure(fig, "07_long_run.png")
+my_guesses.reveal("long_run_beats_kn", "会" if long_gap < 0 else "不会")
+assert long_gap < -2 * long_err  # 越过了：同一批窗口上比 Kneser-Ney 好，超过两个标准误差
+
+# %% [markdown]
+# 越过了。这个 GPT 在尺子上得 1.44 左右，逐窗口比 Kneser-Ney 低 0.045 纳特/字符，差距是它标准误差的七倍多
+# （上面打印了准确的数）；比加 β 的 5 元模型低 0.26，比附带的 GPT 低将近 0.2。预测算是经住了检验，但要看清楚它对在哪里：
+#
+# - **计算量大致对**：验证集上的估计到一万一千步前后（预测的计算量的七成）才落到 Kneser-Ney 那条线附近，
+#   最后几千步学习率降下来时又往下走了一截：越过了，但没有大把富余。
+# - **终点比规律说的好**：规律预测它练完刚好碰到 Kneser-Ney（都在开发集上），实际在尺子上比 Kneser-Ney 低 0.045。
+#   退火省下的，比把训练文本读七遍半亏掉的多；拟合用的曲线几乎没有退火，图里的虚线于是偏高。
+# - **背书开始了，但还不要紧**：练完时训练集上的损失比验证集低 0.22，只读一遍的附带 GPT 是 0.16。
+#   差距在变大，可验证集的损失一直在降；再读下去，就该加 dropout 了。
+# - **只有一次、一个随机种子**：逐窗口的误差量的是窗口之间的起伏，不是换一个种子重练会差多少。
+#   差距有七个标准误差，换种子翻盘的可能很小，但这个数没有量过。
 #
 # 把第 4 节和这一节合起来，GPT 的赢面由三样东西组成：**看得远**（整个窗口都看得见，计数模型只看最近几个字符）、
 # **相似的前文互相借力**（所有前文压进同一组参数，没见过的前文也能借来规律）和**计算**（前两样都要一点点学会，
 # 学会它们要的计算，上面量出来了）。计数模型仍然赢在它最擅长的地方：见过很多次的前文，它记下的是精确的频率；
 # 而且数一遍只要几十秒。在这份四百多万字符的语料上，要胜过最好的计数，GPT 要花的计算比胜过加 β 的 5 元模型多十几倍。
 #
+
+# %%
+my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选择题猜对几个
+
+# %% [markdown]
 # ## 6. 再往前走
 #
 # - **更大的模型，用 GPU**：装上 CuPy（`pip install -e ".[cuda12]"`）后，同一份代码在 GPU 上运行，例如

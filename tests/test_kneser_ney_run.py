@@ -56,10 +56,12 @@ def test_the_script_refuses_a_run_with_other_settings(tmp_path, capsys):
 
 
 def test_the_readme_and_lecture_07_show_the_predicted_long_run():
-    _, width, iters = predicted_run()
+    """README's Kneser-Ney run and its compute are the ones lecture 07 §5 derives from the shipped curves."""
+    flops, width, iters = predicted_run()
     command = scaling.long_run_command(width, iters)
     readme = (ROOT / "README.md").read_text(encoding="utf-8").replace(" \\\n    ", " ")
     assert command in readme
+    assert f"about {flops:.1e} FLOPs".replace("e+", "e") in readme
     lecture = (ROOT / "tutorials" / "07_summary.py").read_text(encoding="utf-8")
     assert "scaling.long_run_command(cheapest_width, cross_iters)" in lecture
 

@@ -99,17 +99,3 @@ def test_scaling_records_have_their_schema_and_fall():
         assert points[-1]["val_loss"] < points[0]["val_loss"] - 0.3
         law = scaling.fit_run(run, skip_tokens=4e5)
         assert law.rmse < 0.03, run["name"]
-
-
-@pytest.mark.skipif(not scaling.SCALING.exists(), reason="no scaling records shipped")
-def test_the_readme_names_the_predicted_crossing_run_of_the_records():
-    """README's Kneser-Ney run is the one lecture 07 §5 derives from the shipped records."""
-    record = scaling.load_records()
-    points = [(r["matmul_weights"], p["tokens"], p["val_loss"]) for r in record["runs"] for p in r["points"]
-              if p["tokens"] > 4e5]
-    law = scaling.fit_joint(*map(np.array, zip(*points)))
-    flops, width = scaling.cheapest_crossing(law, record["target"]["kneser_ney_dev"], 4, range(64, 1025, 32), 64, 75)
-    iters = int(np.ceil(flops / scaling.flops_per_token(4, width, 64, 75) / (32 * 64) / 100) * 100)
-    readme = (scaling.RECORDS.parents[1] / "README.md").read_text(encoding="utf-8")
-    assert f"--n-embd {width} --n-head {width // 32}" in readme and f"--max-iters {iters} " in readme
-    assert f"about {flops:.1e} FLOPs".replace("e+", "e") in readme

@@ -928,12 +928,46 @@ assert long_gap < -2 * long_err  # 越过了：同一批窗口上比 Kneser-Ney 
 #   差距在变大，可验证集的损失一直在降；再读下去，就该加 dropout 了。
 # - **只有一次、一个随机种子**：逐窗口的误差量的是窗口之间的起伏，不是换一个种子重练会差多少。
 #   差距有七个标准误差，换种子翻盘的可能很小，但这个数没有量过。
+
+# %% [markdown]
+# 越过了，可是处处都赢吗？用第 4 节量附带的 GPT 的两种量法再量一遍：按前文在训练文本里出现过几次分组，
+# 和按窗口里读过几个字符分段。这回每一段都按窗口配对，算出标准误差。
+
+# %%
+long_by_group = []  # (名字, 占尺子的比例, Kneser-Ney 的平均损失, 这个 GPT 的平均损失)
+for lo, hi, name in groups:
+    mask = (kn_seen_count >= lo) & ((kn_seen_count < hi) if hi is not None else True)
+    if mask.mean() > 0.01:  # 太小的组略过，和第 4 节一样
+        long_by_group.append((name, float(mask.mean()), float(kn_rung.score.losses[mask].mean()),
+                              float(long_score.losses[mask].mean())))
+        print(f"前 {kn_order} 个字符在训练文本里出现 {name:>7s} 次：占尺子的 {long_by_group[-1][1]:5.1%}，"
+              f"Kneser-Ney {long_by_group[-1][2]:.3f}，这个 GPT {long_by_group[-1][3]:.3f} 纳特/字符")
+
+
+def stretch_gap(start: int, stop: int) -> tuple[float, float]:
+    """窗口里第 start 到 stop - 1 个位置上，这个 GPT 减 Kneser-Ney：按窗口配对的平均差和它的标准误差。"""
+    per_window = (long_score.losses - kn_rung.score.losses)[:, start:stop].mean(axis=1)
+    return float(per_window.mean()), float(per_window.std(ddof=1) / np.sqrt(len(per_window)))
+
+
+(long_near, near_err), (long_far, far_err) = stretch_gap(0, kn_order), stretch_gap(16, ys.x.shape[1])
+print(f"这个 GPT 减 Kneser-Ney：窗口里读过 1–{kn_order} 个字符的位置 {long_near:+.3f} ± {near_err:.3f}，"
+      f"读过 17 个以上的位置 {long_far:+.3f} ± {far_err:.3f} 纳特/字符")
+assert all(g[3] < g[2] for g in long_by_group)  # 前文见过多少次的每一组，它都赢了
+assert long_far < -3 * far_err  # 远处的前文：GPT 稳稳领先
+assert long_near > 2 * near_err  # 窗口开头，两个模型看到的一样多：Kneser-Ney 还赢
+
+# %% [markdown]
+# 前文见过几次的每一组，它都赢了 Kneser-Ney，连前文见过几十、几百次、计数模型记得最准的那些也赢——
+# 附带的 GPT 在每一组上都输。
+# 可窗口开头的九个字符上，Kneser-Ney 还赢：那里两个模型看到的前文一样短，GPT 看得远的本事用不上，
+# 剩下的是谁把最近几个字符的统计记得更准，这一点数数的还占上风。它的赢面全在读过十个字符以后。
 #
 # 把第 4 节和这一节合起来，GPT 的赢面由三样东西组成：**看得远**（整个窗口都看得见，计数模型只看最近几个字符）、
 # **相似的前文互相借力**（所有前文压进同一组参数，没见过的前文也能借来规律）和**计算**（前两样都要一点点学会，
-# 学会它们要的计算，上面量出来了）。计数模型仍然赢在它最擅长的地方：见过很多次的前文，它记下的是精确的频率；
-# 而且数一遍只要几十秒。在这份四百多万字符的语料上，要胜过最好的计数，GPT 要花的计算比胜过加 β 的 5 元模型多十几倍。
-#
+# 学会它们要的计算，上面量出来了）。计数模型仍然赢在两处：前文只有几个字符的时候（窗口开头，上面量过），
+# 和花费——数一遍只要几十秒，这个 GPT 练了 49 分钟。在这份四百多万字符的语料上，要胜过最好的计数，
+# GPT 要花的计算比胜过加 β 的 5 元模型多十几倍。
 
 # %%
 my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选择题猜对几个

@@ -55,6 +55,18 @@ def test_the_script_refuses_a_run_with_other_settings(tmp_path, capsys):
     assert "'lr': (0.001, 0.003)" in capsys.readouterr().err
 
 
+def test_the_script_refuses_an_unfinished_run(tmp_path, capsys, monkeypatch):
+    """A run stopped before --max-iters is not the predicted run yet: the script says how to continue it."""
+    from minigpt.train import TrainConfig, train
+
+    config = {flag.replace("-", "_"): value for flag, value in scaling.long_run_flags(32, 2).items()}
+    train(TrainConfig(out_dir=str(tmp_path / "run"), **{**config, "eval_iters": 1}))
+    monkeypatch.setitem(script["main"].__globals__, "iteration", lambda run_dir: 1)  # as if stopped at step 1
+    assert script["main"]([str(tmp_path / "run")]) == 1
+    err = capsys.readouterr().err
+    assert "stopped at iteration 1 of 2" in err and "--resume" in err
+
+
 def test_the_readme_and_lecture_07_show_the_predicted_long_run():
     """README's Kneser-Ney run and its compute are the ones lecture 07 §5 derives from the shipped curves."""
     flops, width, iters = predicted_run()

@@ -671,14 +671,23 @@ print(f"\n三个字母以上的词里，真词的比例：计数模型 {real_wor
 # %%
 kn_order = kn_rung.extra["order"]  # Kneser-Ney 看的字符数（第 01 讲在训练文本末尾的开发集上挑的）
 kn_seen_count = context_counts(ys.x, kn_order)
-kn_by_group = []  # (名字, 占尺子的比例, Kneser-Ney 的平均损失, GPT 的平均损失)
-for lo, hi, name in groups:
-    mask = (kn_seen_count >= lo) & ((kn_seen_count < hi) if hi is not None else True)
-    if mask.mean() > 0.01:  # 太小的组略过：几百个字符的平均数说明不了什么
-        kn_by_group.append((name, float(mask.mean()), float(kn_rung.score.losses[mask].mean()),
-                            float(big_score.losses[mask].mean())))
-        print(f"前 {kn_order} 个字符在训练文本里出现 {name:>7s} 次：占尺子的 {kn_by_group[-1][1]:5.1%}，"
-              f"Kneser-Ney {kn_by_group[-1][2]:.3f}，GPT {kn_by_group[-1][3]:.3f} 纳特/字符")
+
+
+def against_kn_by_group(gpt_score: yardstick.Score, gpt_name: str) -> list[tuple[str, float, float, float]]:
+    """按 Kneser-Ney 看的那几个字符在训练文本里出现过几次分组。
+    每组：(名字, 占尺子的比例, Kneser-Ney 的平均损失, 这个 GPT 的平均损失)。"""
+    rows = []
+    for lo, hi, name in groups:
+        mask = (kn_seen_count >= lo) & ((kn_seen_count < hi) if hi is not None else True)
+        if mask.mean() > 0.01:  # 太小的组略过：几百个字符的平均数说明不了什么
+            rows.append((name, float(mask.mean()), float(kn_rung.score.losses[mask].mean()),
+                         float(gpt_score.losses[mask].mean())))
+            print(f"前 {kn_order} 个字符在训练文本里出现 {name:>7s} 次：占尺子的 {rows[-1][1]:5.1%}，"
+                  f"Kneser-Ney {rows[-1][2]:.3f}，{gpt_name} {rows[-1][3]:.3f} 纳特/字符")
+    return rows
+
+
+kn_by_group = against_kn_by_group(big_score, "GPT")
 kn_behind = big_score.per_position - kn_rung.score.per_position  # 每个位置上 GPT 落后多少
 kn_near, kn_far = float(kn_behind[:kn_order].mean()), float(kn_behind[16:].mean())
 print(f"GPT 落后 Kneser-Ney 多少：窗口里读过 1–{kn_order} 个字符的位置 {kn_near:+.3f}，"
@@ -936,14 +945,7 @@ assert long_gap < -2 * long_err  # 越过了：同一批窗口上比 Kneser-Ney 
 # 和按窗口里读过几个字符分段。这回每一段都按窗口配对，算出标准误差。
 
 # %%
-long_by_group = []  # (名字, 占尺子的比例, Kneser-Ney 的平均损失, 这个 GPT 的平均损失)
-for lo, hi, name in groups:
-    mask = (kn_seen_count >= lo) & ((kn_seen_count < hi) if hi is not None else True)
-    if mask.mean() > 0.01:  # 太小的组略过，和第 4 节一样
-        long_by_group.append((name, float(mask.mean()), float(kn_rung.score.losses[mask].mean()),
-                              float(long_score.losses[mask].mean())))
-        print(f"前 {kn_order} 个字符在训练文本里出现 {name:>7s} 次：占尺子的 {long_by_group[-1][1]:5.1%}，"
-              f"Kneser-Ney {long_by_group[-1][2]:.3f}，这个 GPT {long_by_group[-1][3]:.3f} 纳特/字符")
+long_by_group = against_kn_by_group(long_score, "这个 GPT")  # 第 4 节的分组，换成这个 GPT
 
 
 def stretch_gap(start: int, stop: int) -> tuple[float, float]:

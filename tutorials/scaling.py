@@ -43,7 +43,7 @@ import numpy as np
 RECORDS = Path(__file__).resolve().parent / "records"
 SCALING = RECORDS / "scaling.json"
 LONG_RUN = RECORDS / "kneser_ney_run.json"  # the run that tests the predicted crossing (scripts/kneser_ney_run.py)
-LONG_RUN_LOSSES = RECORDS / "kneser_ney_run.npz"  # its loss on each of the yardstick's characters
+LONG_RUN_LOSSES = LONG_RUN.with_suffix(".npz")  # its loss on each of the yardstick's characters
 
 
 def matmul_weights(n_layer: int, n_embd: int, vocab_size: int) -> int:
@@ -197,8 +197,8 @@ def long_run_command(width: int, iters: int) -> str:
     return f"python -m minigpt train --out-dir out/kneser-ney {flags}"
 
 
-def load_long_run(path: Path = LONG_RUN) -> tuple[dict[str, Any], np.ndarray]:
+def load_long_run() -> tuple[dict[str, Any], np.ndarray]:
     """The shipped record of the confirming run, and its loss on every yardstick character (windows x positions)."""
-    record = json.loads(Path(path).read_text(encoding="utf-8"))
-    with np.load(Path(path).with_suffix(".npz"), allow_pickle=False) as arrays:
+    record = json.loads(LONG_RUN.read_text(encoding="utf-8"))
+    with np.load(LONG_RUN_LOSSES, allow_pickle=False) as arrays:
         return record, arrays["losses"].astype(np.float64)

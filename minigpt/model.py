@@ -22,7 +22,8 @@ import minigrad as mg
 import minigrad.functional as F
 from minigpt.config import GPTConfig
 from minigpt.parts import DEFAULT, Parts, apply_gelu, apply_norm, custom_attention
-from minigrad import backend, nn
+from minigrad import nn
+from minigrad.core import backend
 from minigrad.nn import init
 from minigrad.tensor import Tensor
 

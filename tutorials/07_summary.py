@@ -89,7 +89,7 @@ TABLE = [
          name="嵌入（embedding）", seen="01 §5", code=["minigrad.nn:Embedding"]),
     dict(lecture=1, problem="参数成千上万，怎么知道每个该往哪调", fix="从损失出发，沿计算图逆序用链式法则",
          name="反向传播（自动求导）", seen="00 §3", code=["minigrad.tensor:Tensor.backward",
-                                                       "minigrad.autograd:topological_order"]),
+                                                       "minigrad.core.autograd:topological_order"]),
     # 第 2 讲：RNN 和注意力的诞生
     dict(lecture=2, problem="前文可以无限长，存不下", fix="把前文压成一张固定大小的摘要，逐字改写着往后传",
          name="RNN（隐藏状态）", seen="02 §1", code=[]),

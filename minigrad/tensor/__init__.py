@@ -13,7 +13,7 @@ Reading order:
 Read next: function.py (Function, one op), then autograd.py (the backward pass).
 """
 
-from minigrad import backend
+from minigrad.core import backend
 from minigrad.tensor.tensor import FLOAT_DTYPES, ShapeError, Tensor, _is_backend_array, _raw
 
 __all__ = ["FLOAT_DTYPES", "ShapeError", "Tensor", "_is_backend_array", "_raw"]

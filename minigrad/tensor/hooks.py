@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import minigrad
-from minigrad import backend
+from minigrad.core import backend
 
 
 class RemovableHandle:

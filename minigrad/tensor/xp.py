@@ -68,7 +68,7 @@ def split(x: Tensor, boundaries: list[int], axis: int) -> list[Tensor]:
 
 
 def einsum(equation: str, *operands: Tensor) -> Tensor:
-    from minigrad.mathops import einsum  # here: mathops imports the tensor package
+    from minigrad.compat.mathops import einsum  # here: mathops imports the tensor package
 
     return einsum(equation, *operands)
 

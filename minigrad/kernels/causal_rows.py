@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from minigrad.backend import get_array_module
-from minigrad.fused.kernels.blas import row_sum, transposed_right
-from minigrad.fused.kernels.select import compiled
-from minigrad.fused.softmax import stable_softmax
+from minigrad.core.backend import get_array_module
+from minigrad.kernels.blas import row_sum, transposed_right
+from minigrad.kernels.select import compiled
+from minigrad.kernels.softmax_rows import stable_softmax
 
 # Query rows per block of causal attention: large enough that each block's products stay large BLAS calls.
 CAUSAL_ROW_BLOCK = 32

@@ -27,7 +27,7 @@ import numpy as np
 import safetensors
 import safetensors.numpy
 
-from minigrad import backend
+from minigrad.core import backend
 from minigrad.tensor import Tensor
 
 PathLike = str | os.PathLike

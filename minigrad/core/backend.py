@@ -6,7 +6,7 @@ owns `x` (`numpy`, `cupy`, or the stand-in), and writes its math once with `xp.*
 Three devices:
 - ``"cpu"``: NumPy.
 - ``"cuda"`` / ``"cuda:N"``: CuPy, imported only when first asked for.
-- ``"strict"``: a stand-in that behaves like CuPy but runs on NumPy (see `minigrad/testing/strict.py`).
+- ``"strict"``: a stand-in that behaves like CuPy but runs on NumPy (see `minigrad/core/strict_device.py`).
   Its arrays refuse silent conversion to NumPy, so the CPU test suite catches host/device leaks.
 
 Read next: tensor/tensor.py, which wraps these arrays in a `Tensor`.
@@ -74,7 +74,7 @@ def _cuda_backend() -> Backend:
 
 def _strict_backend() -> Backend:
     if "strict" not in _backends:
-        from minigrad.testing import strict  # the stand-in lives with the test helpers
+        from minigrad.core import strict_device as strict
 
         _register(Backend("strict", strict.xp, strict.StrictArray, lambda a, d: strict.xp.asarray(a),
                           strict.asnumpy))

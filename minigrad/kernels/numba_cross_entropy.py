@@ -24,10 +24,10 @@ import functools
 
 import numpy as np
 
-from minigrad.fused.kernels import numba_setup
-from minigrad.fused.kernels.numba_math import exp32
-from minigrad.fused.kernels.numba_setup import AVAILABLE, kernel
-from minigrad.fused.kernels.numba_softmax import row_max
+from minigrad.kernels import numba_setup
+from minigrad.kernels.numba_math import exp32
+from minigrad.kernels.numba_setup import AVAILABLE, kernel
+from minigrad.kernels.numba_softmax import row_max
 
 __all__ = ["AVAILABLE", "ready", "cross_entropy_forward", "cross_entropy_backward"]
 

@@ -1,8 +1,8 @@
-"""Kernels: second implementations of a fused op's array steps, faster on some machine, never a new meaning.
+"""Kernels: a floor under ops/, fused/ and optim/: second implementations of array steps, faster, never new math.
 
-A fused op (../softmax.py, ../attention.py, ...) is specified by its readable NumPy forward and backward, and
-that code is what a learner reads. A kernel is another implementation of the same op, or of one of its steps:
-it takes the same arrays and returns what the NumPy reference returns (the same values, up to the order in
+A fused op (../fused/softmax.py, ../fused/attention.py, ...) is specified by its readable NumPy forward and
+backward, and that code is what a learner reads. A kernel is another implementation of the same op, or of one
+of its steps: it takes the same arrays and returns what the NumPy reference returns (the same values, up to the order in
 which floating-point sums are added). The rules for a kernel here:
 
 - **One reference, kernels behind it.** The op's NumPy code stays the specification; a kernel is selected
@@ -24,10 +24,18 @@ The kernels today:
   log-softmax (and the scaled, masked softmax of causal_rows.py's blocks), cross-entropy, Adam(W) and the
   embedding's scatter-add, each behind the op it implements; select.py chooses, once per process,
   whether they or the NumPy code run (`MINIGRAD_KERNELS=numpy`, or `set_implementation("numpy")`, forces
-  NumPy). numba_attention.py is a causal attention kernel not wired in: it is slower than causal_rows.py.
+  NumPy): it is the one seam through which every kernel is chosen.
+- special.py: erf on arrays (NumPy has none), for the exact GELU;
+- threads.py and memory.py: how the process runs (the BLAS pool's size, `in_chunks`; freed host memory kept
+  for the next step): settings that change the speed, never the results.
+
+Nothing here imports anything above the backend (core/backend.py): a kernel knows arrays, not tensors.
 Read next: blas.py, causal_rows.py, then select.py.
 """
 
-from minigrad.fused.kernels.select import implementation, report, set_implementation, using
+from minigrad.kernels.memory import keep_freed_host_memory
+from minigrad.kernels.select import implementation, report, set_implementation, using
+from minigrad.kernels.threads import get_num_threads, in_chunks, set_num_threads
 
-__all__ = ["implementation", "report", "set_implementation", "using"]
+__all__ = ["get_num_threads", "implementation", "in_chunks", "keep_freed_host_memory", "report",
+           "set_implementation", "set_num_threads", "using"]

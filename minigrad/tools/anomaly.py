@@ -24,10 +24,10 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from minigrad import autograd, backend
+from minigrad.core import autograd, backend
 from minigrad.ops.elementwise import MaskedFill
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # minigrad/, not tools/
 
 
 class AnomalyError(RuntimeError):

@@ -1,5 +1,5 @@
 """Softmax and log-softmax, each row in two compiled passes: the kernels of `Softmax` and `LogSoftmax` and of
-`stable_softmax` / `stable_log_softmax` (minigrad/fused/softmax.py).
+`stable_softmax` (softmax_rows.py) / `stable_log_softmax` (minigrad/fused/softmax.py).
 
     m = max(x),   softmax(x) = exp(x - m) / sum(exp(x - m)),   log_softmax(x) = (x - m) - log(sum(exp(x - m)));
     softmax backward:      gx = y (gy - sum(gy y));
@@ -26,9 +26,9 @@ import functools
 
 import numpy as np
 
-from minigrad.fused.kernels import numba_setup
-from minigrad.fused.kernels.numba_math import exp32
-from minigrad.fused.kernels.numba_setup import AVAILABLE, kernel
+from minigrad.kernels import numba_setup
+from minigrad.kernels.numba_math import exp32
+from minigrad.kernels.numba_setup import AVAILABLE, kernel
 
 __all__ = ["AVAILABLE", "ready", "softmax_forward", "softmax_backward", "log_softmax_forward",
            "log_softmax_backward"]

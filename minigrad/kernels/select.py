@@ -28,7 +28,7 @@ from types import ModuleType
 from typing import Any
 
 IMPLEMENTATIONS = ("numpy", "numba")
-# The wired ones (not numba_attention: slower than causal_rows.py, whose softmax steps run in "softmax").
+# The wired kernels (causal_rows.py's softmax steps run in "softmax").
 KERNELS = ("gelu", "layernorm", "softmax", "cross_entropy", "adamw", "embedding")
 
 _chosen: list[str] = []  # the implementation, once chosen (a one-element list: set once, read on every call)
@@ -86,11 +86,11 @@ def compiled(name: str, *arrays: Any) -> ModuleType | None:
     """The kernel module numba_<name> if it should run on these arrays (None entries are skipped), else None."""
     if implementation() != "numba":
         return None
-    from minigrad.fused.kernels import numba_setup  # (imports numba, so only here)
+    from minigrad.kernels import numba_setup  # (imports numba, so only here)
 
     if not numba_setup.supports(*(a for a in arrays if a is not None)):
         return None
-    module = importlib.import_module(f"minigrad.fused.kernels.numba_{name}")
+    module = importlib.import_module(f"minigrad.kernels.numba_{name}")
     if not module.ready():  # compiled once per process; a failed compile has warned, and NumPy runs
         return None
     _calls[name] = _calls.get(name, 0) + 1

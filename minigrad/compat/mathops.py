@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from minigrad import backend
-from minigrad.dtypes import check_dtype
+from minigrad.core import backend
+from minigrad.core.dtypes import check_dtype
 from minigrad.tensor import Tensor
 
 __all__ = [

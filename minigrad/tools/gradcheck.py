@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from minigrad import backend
-from minigrad.autograd import enable_grad, grad, is_grad_enabled, no_grad
+from minigrad.core import backend
+from minigrad.core.autograd import enable_grad, grad, is_grad_enabled, no_grad
 from minigrad.functional import concat
 from minigrad.tensor import Tensor
 

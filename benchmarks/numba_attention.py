@@ -1,5 +1,7 @@
 """Causal self-attention without the (T, T) matrix, FlashAttention style: a kernel for
-`ScaledDotProductAttention` with is_causal=True, no mask and no dropout (minigrad/fused/attention.py).
+`ScaledDotProductAttention` with is_causal=True, no mask and no dropout (minigrad/fused/attention.py). Not wired
+into minigrad (it is slower there than the op's row blocks): it lives here for its measurement in kernels.py,
+which also checks it equal to the op before timing it.
 
 For each query i, over the keys j <= i in blocks of KEY_BLOCK, with s_ij = scale q_i . k_j:
 
@@ -22,7 +24,7 @@ and key it does a d-long product in vector code, and the updates of gk and gv ro
 
     attention_forward(q, k, v, scale) -> (y, lse)                 y (..., T, d), lse (..., T)
     attention_backward(gy, q, k, v, y, lse, scale) -> (gq, gk, gv)
-Read next: numba_setup.py (how all these kernels are compiled and cached).
+Read next: minigrad/kernels/numba_setup.py (how the compiled kernels are built and cached).
 """
 
 from __future__ import annotations
@@ -32,9 +34,9 @@ import math
 
 import numpy as np
 
-from minigrad.fused.kernels import numba_setup
-from minigrad.fused.kernels.numba_math import exp32
-from minigrad.fused.kernels.numba_setup import AVAILABLE, kernel
+from minigrad.kernels import numba_setup
+from minigrad.kernels.numba_math import exp32
+from minigrad.kernels.numba_setup import AVAILABLE, kernel
 
 __all__ = ["AVAILABLE", "ready", "attention_forward", "attention_backward"]
 

@@ -23,8 +23,8 @@ import math
 
 import numpy as np
 
-from minigrad.fused.kernels import numba_setup
-from minigrad.fused.kernels.numba_setup import AVAILABLE, kernel
+from minigrad.kernels import numba_setup
+from minigrad.kernels.numba_setup import AVAILABLE, kernel
 
 __all__ = ["AVAILABLE", "ready", "adam_step"]
 

@@ -9,7 +9,7 @@ run in the same order as `np.add.at`'s (position by position), so the results ar
 
     scatter_rows(target, ids, rows) -> None     target (V, C) float32, C-contiguous, updated in place;
                                                 ids (N,) integers in 0..V-1 (Embedding checks them); rows (N, C)
-Read next: numba_attention.py.
+Read next: numba_setup.py.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import functools
 
 import numpy as np
 
-from minigrad.fused.kernels import numba_setup
-from minigrad.fused.kernels.numba_setup import AVAILABLE, kernel
+from minigrad.kernels import numba_setup
+from minigrad.kernels.numba_setup import AVAILABLE, kernel
 
 __all__ = ["AVAILABLE", "ready", "scatter_rows"]
 

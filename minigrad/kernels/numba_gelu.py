@@ -20,10 +20,9 @@ import math
 
 import numpy as np
 
-from minigrad.fused.kernels import numba_setup
-from minigrad.fused.kernels.numba_math import exp32
-from minigrad.fused.kernels.numba_setup import AVAILABLE, kernel
-from minigrad.ops import special
+from minigrad.kernels import numba_setup, special
+from minigrad.kernels.numba_math import exp32
+from minigrad.kernels.numba_setup import AVAILABLE, kernel
 
 __all__ = ["AVAILABLE", "ready", "gelu_forward", "gelu_backward"]
 

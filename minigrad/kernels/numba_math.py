@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from minigrad.fused.kernels.numba_setup import kernel
+from minigrad.kernels.numba_setup import kernel
 
 LOG2E = np.float32(1.4426950408889634)
 LN2_HI = np.float32(0.693359375)  # ln 2 = LN2_HI + LN2_LO; LN2_HI has few bits, so n * LN2_HI is exact

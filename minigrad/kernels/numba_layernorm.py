@@ -21,8 +21,8 @@ import functools
 
 import numpy as np
 
-from minigrad.fused.kernels import numba_setup
-from minigrad.fused.kernels.numba_setup import AVAILABLE, kernel
+from minigrad.kernels import numba_setup
+from minigrad.kernels.numba_setup import AVAILABLE, kernel
 
 __all__ = ["AVAILABLE", "ready", "layer_norm_forward", "layer_norm_backward"]
 

@@ -46,10 +46,10 @@ from typing import Any
 
 import numpy as np
 
-from minigrad import autograd
-from minigrad.anomaly import AnomalyError
-from minigrad.function import Function
+from minigrad.core import autograd
+from minigrad.core.function import Function
 from minigrad.tensor import Tensor
+from minigrad.tools.anomaly import AnomalyError
 
 
 def backward_on_tensors(ctx: Function, gy: Tensor, y: Tensor) -> tuple[Tensor | None, ...]:
@@ -89,7 +89,7 @@ def _with_tensors(ctx: Function, y: Tensor) -> Function:
             raise RuntimeError(
                 f"{ctx.name}: cannot run its backward on tensors for create_graph=True: its saved buffer `{name}` "
                 "is neither an input, the output, recomputed (recompute) nor a constant (constants); see "
-                "minigrad/higher_order.py"
+                "minigrad/core/higher_order.py"
             )
     return twin
 
@@ -109,7 +109,7 @@ def _matching(ctx: Function, name: str, value: Any, tensor: Tensor) -> Tensor:
     """`tensor`, after checking that the buffer saved as `name` is it (its shape, at least)."""
     if tuple(value.shape) != tensor.shape:
         raise RuntimeError(f"{ctx.name}: its saved buffer `{name}` has shape {tuple(value.shape)}, but the tensor of "
-                           f"that name has shape {tensor.shape}; recompute it (minigrad/higher_order.py)")
+                           f"that name has shape {tensor.shape}; recompute it (minigrad/core/higher_order.py)")
     return tensor
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
-from minigrad.grad_mode import (  # noqa: F401  (the switch, used as autograd.no_grad, autograd.grad_mode, ...)
+from minigrad.core.grad_mode import (  # noqa: F401  (the switch, used as autograd.no_grad, autograd.grad_mode, ...)
     enable_grad,
     grad_mode,
     is_grad_enabled,
@@ -250,7 +250,7 @@ def _backward_on_arrays(ctx: Any, gy: Any, y: Tensor) -> tuple:
 
 def _backward_on_tensors(ctx: Any, gy: Tensor, y: Tensor) -> tuple:
     """The op's backward on tensors, recording a graph of the gradients (create_graph=True; higher_order.py)."""
-    from minigrad.higher_order import backward_on_tensors  # here: it imports the ops, which import this module
+    from minigrad.core.higher_order import backward_on_tensors  # here: it imports the ops, which import this module
 
     gxs = backward_on_tensors(ctx, gy, y)
     if not isinstance(gxs, tuple):

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.backend import get_array_module
+from minigrad.core.backend import get_array_module
 
 # row_sum and column_sum go to BLAS from this many rows up: below, a BLAS call costs more than NumPy's own sum
 # (an Intel Xeon: one row of 128, 3.0 against 1.2 us, as in a KV cache's decoding; 64 rows, even).

@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 from numpy.polynomial import chebyshev
 
-from minigrad.backend import get_array_module
-from minigrad.runtime.threads import in_chunks
+from minigrad.core.backend import get_array_module
+from minigrad.kernels.threads import in_chunks
 
 # Per dtype: the degrees of the polynomials for g and h, and where erf saturates to 1.
 DEGREES = {np.dtype(np.float32): (6, 6), np.dtype(np.float64): (12, 18)}
@@ -98,7 +98,7 @@ _PIECES = {
 def erf(x: Any) -> Any:
     """The error function of a float array, elementwise, in the array's dtype (see the module docstring).
 
-    About forty passes over the array: on the CPU, a large array is split over the threads (runtime/threads.py)."""
+    About forty passes over the array: on the CPU, a large array is split over the threads (threads.py)."""
     return in_chunks(_erf, x)
 
 

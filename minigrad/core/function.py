@@ -13,7 +13,7 @@ from __future__ import annotations
 import traceback
 from typing import Any
 
-from minigrad import autograd
+from minigrad.core import autograd
 from minigrad.tensor import ShapeError, Tensor
 
 

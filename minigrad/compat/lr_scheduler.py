@@ -1,5 +1,6 @@
 """Learning-rate schedulers as objects, as `torch.optim.lr_scheduler`: LambdaLR, StepLR, CosineAnnealingLR,
-LinearLR, SequentialLR, OneCycleLR. (schedules.py has the same ideas as plain functions of the iteration.)
+LinearLR, SequentialLR, OneCycleLR, computing with the curves training uses (../optim/schedules.py:
+`cosine_between`, `linear_between`).
 
     scheduler = optim.lr_scheduler.StepLR(optimizer, step_size=30, gamma=0.1)
     for epoch in range(100):
@@ -9,7 +10,7 @@ LinearLR, SequentialLR, OneCycleLR. (schedules.py has the same ideas as plain fu
 Creating a scheduler writes each group's "initial_lr" and takes the first step (epoch 0). Several rules are
 written as PyTorch writes them, as a factor applied to the current group["lr"] ("chainable"), so that the
 rates equal PyTorch's to the last bit, not only to float rounding.
-Read next: checkpoint.py, which saves an optimizer's state.
+Read next: ../optim/checkpoint.py, which saves an optimizer's state.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from minigrad.optim.optimizer import Optimizer
+from minigrad.optim.schedules import cosine_between, linear_between
 
 
 class LRScheduler:
@@ -149,8 +151,7 @@ class CosineAnnealingLR(LRScheduler):
                 * (group["lr"] - self.eta_min) + self.eta_min for group in groups]
 
     def _get_closed_form_lr(self) -> list[float]:
-        return [self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
-                for base in self.base_lrs]
+        return [cosine_between(base, self.eta_min, self.last_epoch / self.T_max) for base in self.base_lrs]
 
 
 class LinearLR(LRScheduler):
@@ -176,9 +177,9 @@ class LinearLR(LRScheduler):
         return [group["lr"] * ratio for group in groups]
 
     def _get_closed_form_lr(self) -> list[float]:
-        span = self.end_factor - self.start_factor
-        return [base * (self.start_factor + span * min(self.total_iters, self.last_epoch) / self.total_iters)
-                for base in self.base_lrs]
+        factor = linear_between(self.start_factor, self.end_factor, min(self.total_iters, self.last_epoch)
+                                / self.total_iters)
+        return [base * factor for base in self.base_lrs]
 
 
 class SequentialLR(LRScheduler):
@@ -276,9 +277,7 @@ class OneCycleLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def _anneal(self, start: float, end: float, pct: float) -> float:
-        if self._anneal_func_type == "cos":
-            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
-        return (end - start) * pct + start
+        return (cosine_between if self._anneal_func_type == "cos" else linear_between)(start, end, pct)
 
     def get_lr(self) -> list[float]:
         step = self.last_epoch

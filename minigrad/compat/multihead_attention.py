@@ -1,4 +1,6 @@
-"""`MultiheadAttention`, as `torch.nn.MultiheadAttention`, composed from primitive ops so that every input,
+"""`MultiheadAttention`, as `torch.nn.MultiheadAttention`: the projections around one call of
+`F.scaled_dot_product_attention`, or, when the weights are asked for (need_weights, PyTorch's default), the same
+formula written out so that the weights are a tensor of their own, as PyTorch's explicit path does. Every input,
 a float `attn_mask` included, gets its gradient (a learned bias such as ALiBi's trains).
 
 Read next: ../optim/optimizer.py.
@@ -67,14 +69,17 @@ class MultiheadAttention(Module):
         q = q.view(B, L, nh, hs).transpose(1, 2)  # (B, nh, L, hs)
         k = k.view(B, S, nh, hs).transpose(1, 2)  # (B, nh, S, hs)
         v = v.view(B, S, nh, hs).transpose(1, 2)  # (B, nh, S, hs)
-        scores = (q @ k.transpose(-2, -1)) * hs**-0.5  # (B, nh, L, S)
-        if attn_mask is not None:
-            mask = _as_tensor(attn_mask, scores.device)
-            scores = _apply_mask(scores, mask if mask.ndim == 2 else mask.view(B, nh, L, S))
-        if key_padding_mask is not None:
-            scores = _apply_mask(scores, _as_tensor(key_padding_mask, scores.device).view(B, 1, 1, S))
-        probs = F.dropout(F.softmax(scores, dim=-1), self.dropout, self.training)  # (B, nh, L, S)
-        y = (probs @ v).transpose(1, 2).reshape(B, L, E)  # (B, L, nh * hs): the heads side by side
+        masks = _masks(attn_mask, key_padding_mask, (B, nh, L, S), query.device)
+        dropout_p = self.dropout if self.training else 0.0
+        if need_weights:  # PyTorch's explicit path: the weights are returned, so they are a tensor of their own
+            scores = (q @ k.transpose(-2, -1)) * hs**-0.5  # (B, nh, L, S)
+            for mask in masks:
+                scores = _apply_mask(scores, mask)
+            probs = F.dropout(F.softmax(scores, dim=-1), dropout_p)  # (B, nh, L, S)
+            y = probs @ v  # (B, nh, L, hs)
+        else:  # PyTorch's fast path: the one attention op
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=_sdpa_mask(masks, q), dropout_p=dropout_p)
+        y = y.transpose(1, 2).reshape(B, L, E)  # (B, L, nh * hs): the heads side by side
         y = self.out_proj(y)
         if not self.batch_first:
             y = y.transpose(0, 1)  # (L, B, E)
@@ -89,6 +94,33 @@ class MultiheadAttention(Module):
 def _as_tensor(mask: Any, device: str) -> Tensor:
     """A mask given as a NumPy array (or list) as a tensor on the scores' device; a Tensor stays as it is."""
     return mask if isinstance(mask, Tensor) else Tensor(np.asarray(mask), dtype=np.asarray(mask).dtype, device=device)
+
+
+def _masks(attn_mask: Any, key_padding_mask: Any, scores_shape: tuple[int, ...], device: str) -> list[Tensor]:
+    """The masks given, each as a tensor broadcastable to the scores (B, nh, L, S)."""
+    B, nh, L, S = scores_shape
+    masks = []
+    if attn_mask is not None:
+        mask = _as_tensor(attn_mask, device)
+        masks.append(mask if mask.ndim == 2 else mask.view(B, nh, L, S))
+    if key_padding_mask is not None:
+        masks.append(_as_tensor(key_padding_mask, device).view(B, 1, 1, S))
+    return masks
+
+
+def _sdpa_mask(masks: list[Tensor], q: Tensor) -> Tensor | None:
+    """The masks as one mask in scaled_dot_product_attention's terms: a boolean one flipped (here True = may NOT
+    attend, there True = may attend); several, or a float one, as one float mask added to the scores."""
+    if not masks:
+        return None
+    if len(masks) == 1 and masks[0].dtype == np.bool_:
+        return ~masks[0]
+    total = None
+    for mask in masks:
+        if mask.dtype == np.bool_:
+            mask = Tensor(np.zeros(mask.shape), dtype=q.dtype, device=q.device).masked_fill(mask, float("-inf"))
+        total = mask if total is None else total + mask
+    return total
 
 
 def _apply_mask(scores: Tensor, mask: Tensor) -> Tensor:

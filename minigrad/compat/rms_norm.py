@@ -1,6 +1,6 @@
 """`RMSNorm`, as `torch.nn.RMSNorm`: LayerNorm without the mean, composed from primitive ops.
 
-Read next: attention.py.
+Read next: multihead_attention.py.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ graph, and a gradient that does not depend on the inputs (relu's is gy times a 0
 So every op keeps its forward and backward side by side, on arrays, as the fast path needs them, and double
 backward costs a line or two per op where it costs anything. tests/test_double_backward.py runs `gradgradcheck`
 (gradcheck.py) on every op class, and fails for an op class it does not know.
-Read next: gradcheck.py (`gradgradcheck`), then the last section of tutorials/00_autograd.py.
+Read next: ../tools/gradcheck.py (`gradgradcheck`), then the last section of tutorials/00_autograd.py.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ the 16 (32 x 32) tiles of the (T, T) matrix are computed. The op calls `forward`
 they save and read its buffers as its own whole-matrix path does. tests/test_ops_nn.py checks both paths equal.
 Each block's scale, mask and softmax (`causal_softmax_`) and its backward step (`softmax_backward_`) are written
 here in NumPy; with the compiled kernels (select.py) numba_softmax.py runs each in one pass instead.
-Read next: ../twins.py.
+Read next: select.py, the one seam through which the compiled kernels are chosen.
 """
 
 from __future__ import annotations

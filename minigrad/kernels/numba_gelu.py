@@ -1,4 +1,4 @@
-"""The exact GELU as one compiled pass: the kernel of `GELU` (today minigrad/ops/activations.py).
+"""The exact GELU as one compiled pass: the kernel of `GELU` (minigrad/fused/gelu.py).
 
     y = x Phi(x),   dy/dx = Phi(x) + x phi(x),   phi(x) = exp(-x**2 / 2) / sqrt(2 pi),
     Phi(x) = 1 - phi(|x|) R(|x|) for x >= 0, phi(|x|) R(|x|) for x < 0   (R the Mills ratio),

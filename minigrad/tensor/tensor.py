@@ -15,7 +15,7 @@ The class is written in six files of this package, one job each; the other five 
 - shape.py (`ShapeMethods`): reshape, permute, transpose, squeeze, expand, split, gather, ...;
 - hooks.py (`HookMethods`): register_hook and retain_grad.
 
-Read next: function.py (Function, one op), then autograd.py (the backward pass).
+Read next: ../core/function.py (Function, one op), then ../core/autograd.py (the backward pass).
 """
 
 from __future__ import annotations

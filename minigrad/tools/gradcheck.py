@@ -8,7 +8,7 @@ element at a time: dL/dx_j ~ (L(x_j + eps) - L(x_j - eps)) / (2 eps), accurate t
 `create_graph=True` records, g(inputs, v) = dL/dinputs, is itself a function of the inputs and of v, and
 gradcheck runs on it. Its derivatives with respect to the inputs are the second derivatives of fn (times v);
 with respect to v (g is linear in v) they check the graph that the first backward recorded.
-Read next: viz/graph.py, then dot.py, which draw the graphs whose gradients this checks.
+Read next: ../viz/graph.py, then ../viz/dot.py, which draw the graphs whose gradients this checks.
 """
 
 from __future__ import annotations

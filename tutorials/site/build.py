@@ -60,7 +60,8 @@ def execute(numbers: list[str], quick: bool, work: Path) -> Path:
     if not RUNNER.exists():
         raise SystemExit(f"{RUNNER} is missing: run the site builder from a checkout, or give --notebooks")
     mode = "quick" if quick else "full"
-    subprocess.run([sys.executable, str(RUNNER), "--modes", mode, str(work), *numbers], check=True)
+    if subprocess.run([sys.executable, str(RUNNER), "--modes", mode, str(work), *numbers]).returncode != 0:
+        raise SystemExit("a lecture failed to run (its cell and traceback are above): no site was built")
     return work / mode
 
 
@@ -159,8 +160,8 @@ def lecture_page(path: Path, notebook, notebooks: Path, out: Path, pages: set[st
     extra = ""
     if exercises.exists():
         extra, text = exercises_html(exercises, stem[:2])
-        page.add("exercises", "练习", text)
-        markdown.headings.append((2, "练习", "exercises"))
+        page.add("exercises", f"练习：lecture{stem[:2]}.py", text)
+        markdown.headings.append((2, f"练习：lecture{stem[:2]}.py", "exercises"))
     html_body = download + "\n".join(body) + extra
     return html_body, page, contents(markdown.headings)
 

@@ -65,7 +65,7 @@ class Markdown:
         tokens = self.md.parse(text)
         for k, token in enumerate(tokens):
             if token.type == "heading_open":
-                title = tokens[k + 1].content
+                title = tokens[k + 1].content.replace("`", "")  # the contents and search show plain text
                 anchor = slug(title, self.taken)
                 token.attrSet("id", anchor)
                 self.headings.append((int(token.tag[1]), title, anchor))

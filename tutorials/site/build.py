@@ -123,9 +123,9 @@ def layout(title: str, body: str, nav: list[tuple[str, str]], current: str, toc:
 """
 
 
-def contents(headings: list[tuple[int, str, str]]) -> str:
-    items = "".join(f'<li><a href="#{anchor}">{html.escape(text)}</a></li>' for level, text, anchor in headings
-                    if level == 2)
+def contents(headings: list[tuple[int, str, str, str]]) -> str:
+    """The page's contents: its second-level headings, formulas and code as the page shows them."""
+    items = "".join(f'<li><a href="#{anchor}">{shown}</a></li>' for level, _, anchor, shown in headings if level == 2)
     return f'<div class="toc"><p>本讲目录</p><ul>{items}</ul></div>' if items else ""
 
 
@@ -141,7 +141,7 @@ def lecture_page(path: Path, notebook, notebooks: Path, out: Path, pages: set[st
             seen = len(markdown.headings)
             body.append(f'<div class="md">{markdown.render(cell.source)}</div>')
             if len(markdown.headings) > seen:
-                _, heading, anchor = markdown.headings[-1]
+                _, heading, anchor, _ = markdown.headings[-1]
             page.add(anchor, heading, cell.source)
         elif cell.cell_type == "code":
             body.append(f'<div class="cell">{code(cell.source)}'
@@ -161,7 +161,7 @@ def lecture_page(path: Path, notebook, notebooks: Path, out: Path, pages: set[st
     if exercises.exists():
         extra, text = exercises_html(exercises, stem[:2])
         page.add("exercises", f"练习：lecture{stem[:2]}.py", text)
-        markdown.headings.append((2, f"练习：lecture{stem[:2]}.py", "exercises"))
+        markdown.headings.append((2, f"练习：lecture{stem[:2]}.py", "exercises", f"练习：lecture{stem[:2]}.py"))
     html_body = download + "\n".join(body) + extra
     return html_body, page, contents(markdown.headings)
 

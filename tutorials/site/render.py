@@ -58,17 +58,18 @@ class Markdown:
                              ("math_block_label", block)):
             self.md.add_render_rule(rule, render)
         self.link_target = link_target
-        self.headings: list[tuple[int, str, str]] = []  # (level, text, anchor) in page order
+        self.headings: list[tuple[int, str, str, str]] = []  # (level, text, anchor, HTML) in page order
         self.taken: set[str] = set()
 
     def render(self, text: str) -> str:
         tokens = self.md.parse(text)
         for k, token in enumerate(tokens):
             if token.type == "heading_open":
-                title = tokens[k + 1].content.replace("`", "")  # the contents and search show plain text
+                title = tokens[k + 1].content.replace("`", "")  # the search shows plain text
                 anchor = slug(title, self.taken)
                 token.attrSet("id", anchor)
-                self.headings.append((int(token.tag[1]), title, anchor))
+                shown = self.md.renderer.renderInline(tokens[k + 1].children or [], self.md.options, {})
+                self.headings.append((int(token.tag[1]), title, anchor, shown))
             for child in token.children or []:
                 if child.type == "link_open":
                     target = self.link_target(str(child.attrGet("href") or ""))

@@ -38,9 +38,9 @@ BAND_BUDGETS = {
     "ops": 1_441,  # the primitives, one class each
     "fused": 800,  # the hand-derived ops and their composed twins
     "kernels": 1_540,  # BLAS sums, attention row blocks, the numba kernels, threads: a floor under the math
-    "compat": 1_070,  # names that exist so PyTorch programs run: they teach nothing new
+    "compat": 1_095,  # names that exist so PyTorch programs run: they teach nothing new
     "nn": 980,
-    "optim": 490,
+    "optim": 495,
     "viz": 1_180,
     "distributed": 550,
     "tools": 590,  # gradcheck, anomaly detection, save/load

@@ -33,8 +33,7 @@ import minigrad as mg
 from minigpt import GPT, GPTConfig
 from minigpt.data import get_batch
 from minigpt.model import Block, KVCache
-from minigrad import nn, optim
-from minigrad.tensor import Tensor
+from minigrad import Tensor, nn, optim
 from tutorials.yardstick import Score, Yardstick
 
 VARIANTS = ("full", "no_positions", "no_scale", "one_head", "no_residual", "no_layernorm", "no_mlp")

@@ -89,7 +89,18 @@ print(f"词表大小 V = {ys.vocab_size}，尺子上有 {ys.y.size:,} 个要猜�
 # 装成模块，换到原来的位置上——`block.ln_1`、`block.ln_2` 和 `transformer.ln_f` 换成 `PartLayerNorm`，
 # `block.attn` 换成 `PartAttention`。新模块用的还是原来那几个参数（同一个 weight、bias、`c_attn`、`c_proj`），
 # 所以参数名和 `state_dict` 都不变；零件全是默认的，就是 `minigpt` 的 GPT 本身（`tests/test_capstone.py`
-# 检查输出和梯度都一模一样）。
+# 检查输出和梯度都一模一样）。它做的事，写出来就是：
+#
+# ```python
+# model = GPT(config)
+# for block in model.transformer.h:
+#     block.ln_1 = PartLayerNorm(block.ln_1, parts.layer_norm)      # 同一个 weight、bias、eps
+#     block.ln_2 = PartLayerNorm(block.ln_2, parts.layer_norm)
+#     block.attn = PartAttention(block.attn, parts.split_heads, parts.causal_attention)  # 同一个 c_attn、c_proj
+# model.transformer.ln_f = PartLayerNorm(model.transformer.ln_f, parts.layer_norm)
+# ```
+#
+# （`gpt_from_parts` 换模块时还保住了子模块原来的先后次序：参数的次序不变，梯度范数相加的次序也就不变。）
 
 # %%
 for field in dataclasses.fields(parts.Parts):

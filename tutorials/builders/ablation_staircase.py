@@ -3,7 +3,7 @@
 This is a maintainer's script: lecture 06 runs a smaller staircase live and shows this record beside it. The
 same command on the same machine gives the same numbers (every random draw is seeded, one BLAS thread):
 
-    OPENBLAS_NUM_THREADS=1 python scripts/ablation_staircase.py            # the shipped record, see SIZES
+    OPENBLAS_NUM_THREADS=1 python -m tutorials.builders.ablation_staircase            # the shipped record, see SIZES
 
 Every variant of tutorials/ablation.py (the full GPT, then one piece removed at a time) is trained with the
 same recipe: the same initial weights for what it keeps, the same batches in the same order, the same steps
@@ -39,7 +39,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 from tutorials import ablation, yardstick  # noqa: E402 (after the thread settings)
 from tutorials.machine import cpu_model  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the repository
 RECORDS = ROOT / "tutorials" / "records"
 # The shipped staircase: a size at which every removal hurts by many standard errors (see the lecture).
 SIZES = {
@@ -70,7 +70,7 @@ def main(argv: list[str]) -> int:
     if args.steps is not None:
         recipe = ablation.Recipe(**{**asdict(recipe), "steps": args.steps})
     out = Path(args.out) if args.out else RECORDS / f"ablation_{args.size}.json"
-    command = "OPENBLAS_NUM_THREADS=1 python scripts/ablation_staircase.py " + " ".join(argv)
+    command = "OPENBLAS_NUM_THREADS=1 python -m tutorials.builders.ablation_staircase " + " ".join(argv)
 
     # 1. the yardstick and the staircase: every variant with the same recipe, the full model first
     ys = yardstick.load()

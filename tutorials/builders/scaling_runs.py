@@ -2,8 +2,8 @@
 
 This is a maintainer's script (its result, tutorials/records/scaling.json, is in the repository):
 
-    OPENBLAS_NUM_THREADS=1 python scripts/scaling_runs.py                   # every size, one after another
-    OPENBLAS_NUM_THREADS=1 python scripts/scaling_runs.py --sizes 3x96      # one size (replaces its record)
+    OPENBLAS_NUM_THREADS=1 python -m tutorials.builders.scaling_runs                   # every size, one after another
+    OPENBLAS_NUM_THREADS=1 python -m tutorials.builders.scaling_runs --sizes 3x96      # one size (replaces its record)
 
 Every run is `minigpt train` (in-process, `minigpt.train.train`) on a **development split carved from the training
 text**, never on the held-out text the yardstick scores: the script writes minigpt's own training split (the first
@@ -93,8 +93,9 @@ def main(argv: list[str]) -> int:
         vocab_size = load_dataset(str(data_path), block_size=RECIPE["block_size"]).tokenizer.vocab_size
         if "target" not in record:
             record["target"] = dev_target(data.train, data.tokenizer.vocab_size)
-        record.update({"command": "OPENBLAS_NUM_THREADS=1 python scripts/scaling_runs.py", "cpu": cpu_model(),
-                       "blas_threads": 1, "data": "minigpt's training split (first 90% of the built-in corpus), "
+        record.update({"command": "OPENBLAS_NUM_THREADS=1 python -m tutorials.builders.scaling_runs",
+                       "cpu": cpu_model(), "blas_threads": 1,
+                       "data": "minigpt's training split (first 90% of the built-in corpus), "
                        "trained on its first 90%, validated on its last 10%",
                        "flops": "C_token = 6 N + 6 n_layer T d, N = 12 n_layer d^2 + d V (tutorials/scaling.py)"})
         for name in names:

@@ -3,7 +3,7 @@
 A maintainer's script (its result is in the repository; lecture 07 §2 runs the recipe itself in full mode and
 reads this record in quick mode):
 
-    OPENBLAS_NUM_THREADS=1 python scripts/crossing_run.py
+    OPENBLAS_NUM_THREADS=1 python -m tutorials.builders.crossing_run
 
 It runs `tutorials.crossing.command` (python -m minigpt train with the recipe, one BLAS thread) into a temporary
 folder, scores the trained GPT on the yardstick, and compares it window by window with the add-β 5-gram of

@@ -6,7 +6,7 @@ once, with the command the lecture prints, and then scored here:
 
     python -m minigpt train --out-dir out/kneser-ney --n-layer 4 --n-embd 160 --n-head 5 --block-size 64 \\
         --batch-size 32 --lr 0.003 --warmup-iters 100 --max-iters 15700 --eval-interval 1000 --threads 2
-    python scripts/kneser_ney_run.py out/kneser-ney
+    python -m tutorials.builders.kneser_ney_run out/kneser-ney
 
 (An interrupted run continues with `--resume`; add `--device cuda` on a GPU.) The script refuses a run whose
 settings are not `tutorials.scaling.long_run_flags` for its width and length, or that has not finished. It scores

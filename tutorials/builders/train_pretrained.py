@@ -3,7 +3,7 @@
 This is a maintainer's script: learners never run it (its result is in the repository), but anyone can, and
 the same command on the same machine gives the same weights (every random draw is seeded):
 
-    OPENBLAS_NUM_THREADS=1 python scripts/train_pretrained.py            # about 40 minutes on 2 busy cores
+    OPENBLAS_NUM_THREADS=1 python -m tutorials.builders.train_pretrained            # about 40 minutes on 2 busy cores
 
 It is `minigpt train` with the settings below, on the built-in Shakespeare corpus and its 90/10 split, so
 the model never sees the held-out text that tutorials/yardstick.py scores it on. The settings were chosen to
@@ -36,7 +36,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 from minigpt.train import TrainConfig, read_metrics, train  # noqa: E402 (after the thread settings)
 from tutorials.machine import cpu_model  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the repository
 OUT_DIR = ROOT / "tutorials" / "pretrained" / "shakespeare"
 SETTINGS = dict(n_layer=4, n_head=4, n_embd=112, block_size=64, batch_size=20, max_iters=3600, lr=3e-3,
                 warmup_iters=200, eval_interval=500, eval_iters=20, dropout=0.0, seed=1337)
@@ -58,7 +58,7 @@ def main(argv: list[str]) -> int:
     wall_s = time.time() - start
     evaluations = [m for m in read_metrics(out_dir) if "val_loss" in m]
     record = {
-        "command": "OPENBLAS_NUM_THREADS=1 python scripts/train_pretrained.py"
+        "command": "OPENBLAS_NUM_THREADS=1 python -m tutorials.builders.train_pretrained"
                    + (f" --max-iters {args.max_iters}" if args.max_iters != SETTINGS["max_iters"] else ""),
         "settings": {**SETTINGS, "max_iters": args.max_iters},
         "wall_seconds": round(wall_s),

@@ -280,3 +280,21 @@ def test_layers_match_torch():
     theirs.load_state_dict({name: torch.tensor(t.numpy()) for name, t in ours.state_dict().items()})
     assert list(theirs.state_dict()) == list(ours.state_dict())
     np.testing.assert_allclose(ours(mg.tensor(x)).numpy(), theirs(torch.tensor(x)).detach().numpy(), atol=1e-5)
+
+
+@pytest.mark.torch
+def test_assigning_a_submodule_or_parameter_again_keeps_its_place_as_in_pytorch():
+    """Swapping a module on a built model (a learner's LayerNorm for the model's) keeps the order of
+    parameters() and state_dict(), as PyTorch does: clip_grad_norm_ sums the norms in that order."""
+    torch = pytest.importorskip("torch")
+
+    def rebuilt(nn_):
+        net = nn_.Sequential(nn_.Linear(2, 3), nn_.LayerNorm(3), nn_.Linear(3, 1))
+        net.ln = nn_.LayerNorm(3)
+        net.head = nn_.Linear(1, 1)
+        setattr(net, "1", nn_.LayerNorm(3))  # the middle module, replaced
+        net.ln = nn_.Identity()  # a module with no parameters, replaced in place
+        net.head.weight = nn_.Parameter(net.head.weight.detach().clone())  # a parameter, assigned again
+        return [name for name, _ in net.named_parameters()], list(net.state_dict())
+
+    assert rebuilt(nn) == rebuilt(torch.nn)

@@ -143,15 +143,13 @@ class PartAttention(mg.nn.Module):
 
 
 def swap(module: mg.nn.Module, **children: mg.nn.Module) -> None:
-    """`module.name = child` for each named child, keeping the order of module's children.
-
-    The order is that of named_parameters() and state_dict(), and so of a gradient norm summed over them: minigrad
-    lists a re-assigned child last, so every child is assigned again, in the order minigpt built them.
-    """
-    for name, child in list(module.named_children()):
-        setattr(module, name, children.pop(name, child))
-    if children:
-        raise ValueError(f"swap: {type(module).__name__} has no child named {', '.join(children)}")
+    """`module.name = child` for each named child, as PyTorch does it: a child assigned again keeps its place in
+    named_parameters() and state_dict() (and so in a gradient norm summed over them)."""
+    missing = [name for name in children if name not in dict(module.named_children())]
+    if missing:
+        raise ValueError(f"swap: {type(module).__name__} has no child named {', '.join(missing)}")
+    for name, child in children.items():
+        setattr(module, name, child)
 
 
 def gpt_from_parts(config: GPTConfig, parts: Parts) -> GPT:

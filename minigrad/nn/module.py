@@ -51,12 +51,15 @@ class Module:
             self._buffers[name] = (value, self._buffers[name][1])
             object.__setattr__(self, name, value)
             return
+        # As PyTorch: a parameter or submodule assigned again keeps its place in the order (parameters(),
+        # state_dict(), and so clip_grad_norm_'s sum); it leaves the other registries.
+        keep = (self._parameters if isinstance(value, Parameter)
+                else self._modules if isinstance(value, Module) else None)
         for registry in (self._parameters, self._buffers, self._modules):
-            registry.pop(name, None)
-        if isinstance(value, Parameter):
-            self._parameters[name] = value
-        elif isinstance(value, Module):
-            self._modules[name] = value
+            if registry is not keep:
+                registry.pop(name, None)
+        if keep is not None:
+            keep[name] = value
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:

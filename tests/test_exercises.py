@@ -390,7 +390,7 @@ MATCH_ONE_WRONG = {
     "叠了 20 层之后，梯度传不到第一层": "LayerNorm",
     "残差流的数值随深度越滚越大": "残差连接",
     "整句并行训练时，前面的位置偷看了后面的字": "因果遮罩",
-    "逐字生成时，每一步都把整段前文重算一遍": "KV cache",
+    "逐字生成时，每一步都把整段前文重算一遍": "KV 缓存",
 }
 
 
@@ -443,6 +443,12 @@ def attention_context_cut_from_enc(s, enc, W_a):
 
 def softmax_global_max(x):
     x = x - x.max()  # one maximum for the whole array, not each row's
+    e = x.exp()
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def softmax_max_as_a_tensor(x):
+    x = x - x.max(dim=-1, keepdim=True)  # PyTorch's max(dim) is (values, indices), not a tensor
     e = x.exp()
     return e / e.sum(axis=-1, keepdims=True)
 
@@ -522,6 +528,7 @@ GAPS = [
     ("2.2", gru_step_cut_from_h, "没有得到梯度"),
     ("2.3", attention_context_cut_from_enc, "没有得到梯度"),
     ("3.1", softmax_global_max, "每一行自己的最大值"),
+    ("3.1", softmax_max_as_a_tensor, "具名元组 (values, indices)"),
     ("6.4", top_p_keeping_the_boundary, "不是 ≤ p"),
     ("6.5", sample_top_p_first, "先做 top-k，再在留下的候选里做 top-p"),
     ("6.5", sample_temperature_last, "要先除以温度"),
@@ -766,6 +773,6 @@ def test_the_command_line_exit_status(capsys):
     assert main(["check", "06", "--solutions"]) == 0
     assert main(["check", "6.3"]) == 1  # the blank exercise
     assert main(["check", "12"]) == 2
-    assert "no lecture" in capsys.readouterr().err
+    assert "没有第 12 讲" in capsys.readouterr().err  # in Chinese, as every message a learner reads
     assert main(["list"]) == 0
     assert "7.4" in capsys.readouterr().out

@@ -36,7 +36,7 @@ def lecture_of(which: Any) -> str:
     """'03', '3', 3, '3.2' or '03.2' -> '03' (the lecture a number names); ValueError for anything else."""
     head = str(which).strip().split(".")[0]
     if not head.isdigit() or f"{int(head):02d}" not in LECTURES:
-        raise ValueError(f"no lecture {which!r}: the lectures are {', '.join(LECTURES)}")
+        raise ValueError(f"没有第 {which} 讲：讲次是 {'、'.join(LECTURES)}（题号写成 3.2 这样）")
     return f"{int(head):02d}"
 
 
@@ -48,7 +48,7 @@ def find(number: str) -> Exercise:
         if exercise.number == wanted:
             return exercise
     numbers = ", ".join(e.number for e in LECTURES[lecture])
-    raise ValueError(f"no exercise {number!r}: lecture {lecture} has {numbers}")
+    raise ValueError(f"没有练习 {number}：第 {lecture} 讲的练习是 {numbers}")
 
 
 def answers(lecture: str, solutions: bool = False) -> ModuleType:

@@ -10,6 +10,7 @@ import re
 
 import pytest
 
+import tutorials.exercises.__main__ as exercises_main
 from tutorials.exercises import LECTURES, find
 from tutorials.exercises.__main__ import main
 from tutorials.exercises.coaching import STATE_VARIABLE, solution_code
@@ -108,15 +109,21 @@ def test_reveal_grades_first_and_says_whether_the_learner_has_passed(state, caps
     assert json.loads(state.read_text(encoding="utf-8"))["revealed"] == ["3.3"]
 
 
-def test_the_final_score_is_given_once_and_recorded(state, capsys):
+def test_the_final_score_is_given_once_and_recorded(state, capsys, monkeypatch):
     assert main(["check", "--final", "3.3"]) == 2  # not an open task on the yardstick
     assert "1.6, 6.7, 7.6" in capsys.readouterr().err
     assert main(["check", "--final", "1.6"]) == 1  # a blank answer: nothing measured, the yardstick not used
     assert "尺子没有用掉" in capsys.readouterr().out and not state.exists()
-    assert main(["check", "--solutions", "--final", "1.6"]) == 0
+    assert main(["check", "--solutions", "--final", "1.6"]) == 0  # the reference: scored, not recorded
+    assert "不占用你的那一次" in capsys.readouterr().out and not state.exists()
+
+    learner_answers = exercises_main.answers
+    monkeypatch.setattr(exercises_main, "answers", lambda lecture, solutions=False: learner_answers(lecture, True))
+    assert main(["check", "--final", "1.6"]) == 0  # the learner's answer (here the reference's code)
     first = capsys.readouterr().out
     assert "在尺子上是" in first and "已经记下" in first
-    assert main(["check", "--final", "1.6"]) == 0  # the learner's blank file: the recorded score, not a new one
+    monkeypatch.setattr(exercises_main, "answers", learner_answers)
+    assert main(["check", "--final", "1.6"]) == 0  # now blank: the recorded score, not a new measurement
     again = capsys.readouterr().out
     assert "已经用过了" in again and re.search(r"在尺子上是 \d\.\d{3}", again)
-    assert "finals" in json.loads(state.read_text(encoding="utf-8"))
+    assert json.loads(state.read_text(encoding="utf-8"))["finals"]["1.6"]["status"] == "pass"

@@ -55,7 +55,7 @@ def help_with(number: str, args: argparse.Namespace) -> int:
     module = answers(lecture_of(number), args.solutions)
     answer = getattr(module, exercise.name, None)
     if args.final:
-        return final(exercise, answer)
+        return final(exercise, answer, record=not args.solutions)
     result = grade(exercise, answer) if hasattr(module, exercise.name) else \
         Result(exercise, "error", f"答案文件里找不到 {exercise.name}：它被删掉或改名了吗？")
     print(report([result], f"练习 {exercise.number}"))
@@ -63,8 +63,15 @@ def help_with(number: str, args: argparse.Namespace) -> int:
     return 0 if result.passed else 1
 
 
-def final(exercise, answer) -> int:
-    """Score on the yardstick once; a second time, show the recorded score instead of measuring again."""
+def final(exercise, answer, record: bool = True) -> int:
+    """Score on the yardstick once; a second time, show the recorded score instead of measuring again.
+
+    The reference solution (`--solutions`) is scored without using up the learner's one final score.
+    """
+    if not record:
+        result = grade_final(exercise, answer)
+        print(report([result], f"练习 {exercise.number}：参考答案在尺子上的得分（不记录，不占用你的那一次）"))
+        return 0 if result.passed else 1
     recorded = coaching.recorded_final(exercise)
     if recorded is not None:
         print(f"练习 {exercise.number} 的尺子已经用过了（{recorded['when']}），记录下的得分：\n"

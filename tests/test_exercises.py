@@ -707,6 +707,15 @@ def test_the_tutorials_readme_lists_every_exercise():
         assert f"{exercise.number} {exercise.title}（`{exercise.name}`" in readme, exercise.number
 
 
+def test_the_tutorials_readme_counts_the_exercises_right():
+    readme = (Path(__file__).resolve().parent.parent / "tutorials" / "README.md").read_text(encoding="utf-8")
+    sizes = [len(exercises_of_lecture) for exercises_of_lecture in LECTURES.values()]
+    by_level = [sum(e.level == level for e in ALL) for level in (1, 2, 3)]
+    assert f"每讲最后有 {min(sizes)}–{max(sizes)} 道练习，九讲（00–08）一共 {len(ALL)} 道" in readme
+    assert "（★）{} 道、“自己动手写”（★★）{} 道、\n“先推导、再实现”（★★★）{} 道".format(*by_level) in readme
+    assert f"一共 {sum(e.open for e in ALL)} 道" in readme
+
+
 def test_a_wrong_value_names_the_element_and_both_values():
     def off_by_one_element(x):
         y = sol03.softmax(x).numpy()

@@ -125,20 +125,18 @@ class Predictions:
         shipped with, for a cell that ships with one, so that the calibration can say it was never changed.
         """
         options = None if options is None else tuple(options)
-        if isinstance(value, str) and value == UNANSWERED:
-            self.guesses[key] = Guess(key, question, value, default, options)
-            shown = f"（可选：{' / '.join(map(str, options))}）" if options else ""
-            print(f"先猜一猜 [{key}] {question}：{UNANSWERED}{shown}——把这一格的“{UNANSWERED}”换成你的猜测，再运行")
-            self._save()
-            return
-        if options is not None and value not in options:
+        guess = Guess(key, question, value, default, options)
+        if guess.answered and options is not None and value not in options:
             raise ValueError(f"guess {key!r}: {value!r} is not one of the options {list(options)}")
-        if options is None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        if guess.answered and options is None and (isinstance(value, bool) or not isinstance(value, (int, float))):
             raise ValueError(f"guess {key!r}: a numeric guess must be a number, not {type(value).__name__} "
                              "(pass options=... for a choice)")
-        self.guesses[key] = Guess(key, question, value, default, options)
+        self.guesses[key] = guess
         shown = f"（可选：{' / '.join(map(str, options))}）" if options else ""
-        print(f"先猜一猜 [{key}] {question}：你的猜测是 {value}{shown}")
+        if guess.answered:
+            print(f"先猜一猜 [{key}] {question}：你的猜测是 {value}{shown}")
+        else:
+            print(f"先猜一猜 [{key}] {question}：{UNANSWERED}{shown}——把这一格的“{UNANSWERED}”换成你的猜测，再运行")
         self._save()
 
     def reveal(self, key: str, measured: Any) -> str:

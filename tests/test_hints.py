@@ -127,3 +127,12 @@ def test_the_final_score_is_given_once_and_recorded(state, capsys, monkeypatch):
     again = capsys.readouterr().out
     assert "已经用过了" in again and re.search(r"在尺子上是 \d\.\d{3}", again)
     assert json.loads(state.read_text(encoding="utf-8"))["finals"]["1.6"]["status"] == "pass"
+
+
+def test_a_file_that_does_not_import_is_reported_not_raised(state, capsys, monkeypatch):
+    def broken(lecture, solutions=False):
+        raise SyntaxError("invalid syntax")
+
+    monkeypatch.setattr(exercises_main, "answers", broken)
+    assert main(["check", "--hint", "3.3"]) == 1
+    assert "答案文件导入出错" in capsys.readouterr().out and not state.exists()

@@ -52,7 +52,12 @@ def help_with(number: str, args: argparse.Namespace) -> int:
     if args.final and exercise.final is None:
         finals = ", ".join(e.number for lecture in LECTURES.values() for e in lecture if e.final)
         raise ValueError(f"练习 {exercise.number} 不在尺子上打分：--final 只用于开放题 {finals}")
-    module = answers(lecture_of(number), args.solutions)
+    try:
+        module = answers(lecture_of(number), args.solutions)
+    # A half-edited answer file may not even import; say so, as `check` does, instead of a traceback.
+    except Exception as error:
+        print(f"第 {lecture_of(number)} 讲练习：答案文件导入出错，先修好它：{type(error).__name__}: {error}")
+        return 1
     answer = getattr(module, exercise.name, None)
     if args.final:
         return final(exercise, answer, record=not args.solutions)

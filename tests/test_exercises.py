@@ -390,7 +390,7 @@ MATCH_ONE_WRONG = {
     "叠了 20 层之后，梯度传不到第一层": "LayerNorm",
     "残差流的数值随深度越滚越大": "残差连接",
     "整句并行训练时，前面的位置偷看了后面的字": "因果遮罩",
-    "逐字生成时，每一步都把整段前文重算一遍": "KV cache",
+    "逐字生成时，每一步都把整段前文重算一遍": "KV 缓存",
 }
 
 
@@ -443,6 +443,12 @@ def attention_context_cut_from_enc(s, enc, W_a):
 
 def softmax_global_max(x):
     x = x - x.max()  # one maximum for the whole array, not each row's
+    e = x.exp()
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def softmax_max_as_a_tensor(x):
+    x = x - x.max(dim=-1, keepdim=True)  # PyTorch's max(dim) is (values, indices), not a tensor
     e = x.exp()
     return e / e.sum(axis=-1, keepdims=True)
 
@@ -522,6 +528,7 @@ GAPS = [
     ("2.2", gru_step_cut_from_h, "没有得到梯度"),
     ("2.3", attention_context_cut_from_enc, "没有得到梯度"),
     ("3.1", softmax_global_max, "每一行自己的最大值"),
+    ("3.1", softmax_max_as_a_tensor, "具名元组 (values, indices)"),
     ("6.4", top_p_keeping_the_boundary, "不是 ≤ p"),
     ("6.5", sample_top_p_first, "先做 top-k，再在留下的候选里做 top-p"),
     ("6.5", sample_temperature_last, "要先除以温度"),
@@ -700,6 +707,15 @@ def test_the_tutorials_readme_lists_every_exercise():
         assert f"{exercise.number} {exercise.title}（`{exercise.name}`" in readme, exercise.number
 
 
+def test_the_tutorials_readme_counts_the_exercises_right():
+    readme = (Path(__file__).resolve().parent.parent / "tutorials" / "README.md").read_text(encoding="utf-8")
+    sizes = [len(exercises_of_lecture) for exercises_of_lecture in LECTURES.values()]
+    by_level = [sum(e.level == level for e in ALL) for level in (1, 2, 3)]
+    assert f"每讲最后有 {min(sizes)}–{max(sizes)} 道练习，九讲（00–08）一共 {len(ALL)} 道" in readme
+    assert "（★）{} 道、“自己动手写”（★★）{} 道、\n“先推导、再实现”（★★★）{} 道".format(*by_level) in readme
+    assert f"一共 {sum(e.open for e in ALL)} 道" in readme
+
+
 def test_a_wrong_value_names_the_element_and_both_values():
     def off_by_one_element(x):
         y = sol03.softmax(x).numpy()
@@ -766,6 +782,6 @@ def test_the_command_line_exit_status(capsys):
     assert main(["check", "06", "--solutions"]) == 0
     assert main(["check", "6.3"]) == 1  # the blank exercise
     assert main(["check", "12"]) == 2
-    assert "no lecture" in capsys.readouterr().err
+    assert "没有第 12 讲" in capsys.readouterr().err  # in Chinese, as every message a learner reads
     assert main(["list"]) == 0
     assert "7.4" in capsys.readouterr().out

@@ -77,3 +77,30 @@ def test_the_prose_filter_keeps_what_it_should():
     sample = "# 注意力（即（self-）attention）按 `attention_probs` 算 $\\mathrm{Attention}$，这里的 attention 漏网了"
     text = without_code_math_and_glosses(sample)
     assert "attention" in text and "Attention" not in text and "attention_probs" not in text
+
+
+EXERCISES = TUTORIALS / "exercises"
+
+
+def chinese_texts(path: Path) -> list[tuple[int, str]]:
+    """The learner-facing text of an exercise file: its string constants and comments that contain Chinese, with
+    the `{...}` of f-strings and `code` spans taken out (a variable named token is code, not prose)."""
+    import ast
+    import io
+    import tokenize
+
+    source = path.read_text(encoding="utf-8")
+    texts = [(n.lineno, n.value) for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Constant)
+             and isinstance(n.value, str)]
+    texts += [(t.start[0], t.string) for t in tokenize.generate_tokens(io.StringIO(source).readline)
+              if t.type == tokenize.COMMENT]
+    return [(line, re.sub(r"`[^`]*`", "", text)) for line, text in texts if re.search(r"[\u4e00-\u9fff]", text)]
+
+
+@pytest.mark.parametrize("path", sorted(EXERCISES.rglob("*.py")), ids=lambda p: str(p.relative_to(EXERCISES)))
+def test_the_exercises_and_their_checkers_speak_the_glossarys_terms(path):
+    ruled_out = {r"\bnats\b": "纳特", r"\btokens?\b": "词元", r"\bKV cache\b": "KV 缓存", **RULED_OUT}
+    del ruled_out["nats"]  # the glossary's own list writes it without word boundaries
+    found = [(line, pattern, ruled_out[pattern]) for line, text in chinese_texts(path) for pattern in ruled_out
+             if re.search(pattern, text)]
+    assert not found, found

@@ -19,12 +19,14 @@ import tutorials.yardstick
 from minigrad.fused.gelu import gelu_and_slope
 from tutorials.exercises import LECTURES, find
 from tutorials.exercises.checks.lecture06 import lecture_schedule
-from tutorials.exercises.grading import grade
+from tutorials.exercises.grading import DEV_PLACE, grade, grade_final
 from tutorials.exercises.mutants import mutants
 from tutorials.exercises.tools import NGramCounts
 from tutorials.kneser_ney import KneserNey
 from tutorials.solutions import lecture01 as sol01
 from tutorials.solutions import lecture03 as sol03
+from tutorials.solutions import lecture06 as sol06
+from tutorials.solutions import lecture07 as sol07
 from tutorials.solutions import lecture08 as sol08
 from tutorials.yardstick import cut_windows
 
@@ -238,7 +240,6 @@ def gelu_into_its_input(x):
     ("7.6", mix_chosen_on_counted_text, "在没数过的开发集上挑"),
     ("7.6", mix_chosen_on_the_yardstick, "不许碰尺子"),
     ("7.6", lambda train_ids, vocab_size, gpt_probs: 1.0, "GPT 占得太多"),
-    ("7.6", lambda train_ids, vocab_size, gpt_probs: 0.7, "细细扫一遍"),
     ("7.6", lambda train_ids, vocab_size, gpt_probs: 1.5, "0 到 1 之间的数"),
     ("8.4", gelu_and_slope, "临时数组 3 个"),
     ("8.4", gelu_in_python, "Python 的循环"),
@@ -250,6 +251,38 @@ def test_an_experiment_done_wrong_is_rejected(number, answer, hint):
     result = grade(find(number), answer)
     assert result.status == "wrong", (result.status, result.message)
     assert hint in result.message, result.message
+
+
+YARDSTICK_TASKS = {"1.6": sol01.choose_ngram, "6.7": sol06.lr_schedule, "7.6": sol07.choose_mix}
+
+
+def test_the_open_tasks_on_the_yardstick_are_the_ones_with_a_final_score():
+    assert {e.number for exercises in LECTURES.values() for e in exercises if e.final} == set(YARDSTICK_TASKS)
+
+
+@pytest.mark.parametrize("number", ["1.6", "7.6"])  # 6.7 trains four small GPTs: tests/test_exercises.py runs it
+def test_every_attempt_is_scored_on_the_dev_split_and_only_the_final_on_the_yardstick(number):
+    attempt = grade(find(number), YARDSTICK_TASKS[number])
+    assert attempt.passed and DEV_PLACE in attempt.message and "尺子上是" not in attempt.message, attempt.message
+    assert f"--final {number}" in attempt.message
+    final = grade_final(find(number), YARDSTICK_TASKS[number])
+    assert final.passed and "尺子上是" in final.message and DEV_PLACE not in final.message, final.message
+
+
+def test_the_dev_split_is_training_text_the_answer_never_receives_and_never_the_yardstick():
+    ys = tutorials.yardstick.load()
+    dev = ys.development()
+    assert len(dev.train) == round(0.9 * len(ys.train)) and np.shares_memory(dev.train, ys.train)
+    x, y = cut_windows(ys.train[len(dev.train):])  # the windows: the training text's last tenth
+    assert np.array_equal(dev.x, x) and np.array_equal(dev.y, y) and not np.array_equal(dev.x, ys.x)
+
+
+def test_a_mix_the_dev_split_flatters_is_caught_by_the_final_score():
+    # The shipped GPT has read the dev split in training: there lambda = 0.7 looks as good as 0.5, on the yardstick
+    # it falls behind Kneser-Ney. The final score says so.
+    assert grade(find("7.6"), lambda train_ids, vocab_size, gpt_probs: 0.7).passed
+    final = grade_final(find("7.6"), lambda train_ids, vocab_size, gpt_probs: 0.7)
+    assert final.status == "wrong" and "细细扫一遍" in final.message, final.message
 
 
 def test_the_yardstick_loaders_are_forbidden_while_choosing_and_restored_after():

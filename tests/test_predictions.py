@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tutorials.predictions import Predictions
+from tutorials.predictions import UNANSWERED, Predictions
 
 
 def test_a_numeric_guess_is_shown_beside_the_measurement_and_scored_by_its_ratio(tmp_path, capsys):
@@ -43,6 +43,33 @@ def test_choices_are_scored_right_or_wrong_and_unrevealed_ones_are_counted(capsy
     assert "1 个猜测还没有揭晓" in capsys.readouterr().out
 
 
+def test_an_unanswered_guess_is_revealed_with_its_measurement_and_never_scored(tmp_path, capsys):
+    guesses = Predictions("03", folder=tmp_path)
+    guesses.guess("weight", UNANSWERED, "注意力权重")
+    guesses.guess("winner", UNANSWERED, "谁更好", options=["RNN", "注意力"])
+    guesses.guess("chain", 10.0, "依赖链")
+    assert "还没猜" in capsys.readouterr().out
+    line = guesses.reveal("weight", 0.93)
+    assert "实测 0.93" in line and "还没猜" in line
+    assert "实际" not in guesses.reveal("winner", "注意力") and "还没猜" in capsys.readouterr().out
+    guesses.reveal("chain", 10.0)
+    score = guesses.calibration()
+    assert (score.unanswered, score.numbers, score.numbers_close, score.choices, score.pending) == (2, 1, 1, 0, 0)
+    assert "还有 2 个先猜一猜还没猜，不计分" in capsys.readouterr().out
+    record = json.loads((tmp_path / "guesses_03.json").read_text(encoding="utf-8"))
+    assert record["guesses"][0]["value"] == UNANSWERED and record["guesses"][0]["measured"] == 0.93
+
+
+def test_a_lecture_with_no_guess_made_says_so_instead_of_a_score(capsys):
+    guesses = Predictions("05")
+    guesses.guess("gap", UNANSWERED, "最大差")
+    guesses.reveal("gap", 1e-7)
+    score = guesses.calibration()
+    assert (score.unanswered, score.numbers, score.mean_log2_ratio) == (1, 0, None)
+    out = capsys.readouterr().out
+    assert "没有一个猜测可以打分" in out and "个在实测的" not in out
+
+
 def test_bad_guesses_and_unknown_keys_raise_clear_errors():
     guesses = Predictions("02")
     with pytest.raises(ValueError, match="not one of the options"):
@@ -68,6 +95,11 @@ def test_every_lecture_records_its_guesses_reveals_each_one_and_scores_them(path
     assert sorted(guessed) == sorted(revealed), (guessed, revealed)
     assert text.count("my_guesses.calibration()") == 1
     assert f'Predictions("{path.name[:2]}", folder=FIGURES)' in text
+    # every guess cell ships unanswered, never with an answer filled in (09 is edited elsewhere: it still has two)
+    values = re.findall(r'my_guesses\.guess\(\s*"\w+",\s*("[^"]*"|[^,]+),', text)
+    if not path.name.startswith("09"):
+        assert values == [f'"{UNANSWERED}"'] * len(guessed), values
+        assert "default=" not in text
     # every 先猜一猜 prompt but a free recall (07's, which exercise 7.1 grades) is followed by a guess cell
     prompts = [m.start() for m in re.finditer(r"\*\*先猜一猜\*\*", text)]
     cells = [m.start() for m in re.finditer(r"^my_guesses\.guess\(", text, flags=re.MULTILINE)]

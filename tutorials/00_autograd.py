@@ -72,13 +72,14 @@ rng = np.random.default_rng(0)
 # **先猜一猜**：$h$ 从 $10^{-1}$ 一路缩小到 $10^{-13}$，中心差分的误差会一直变小吗？如果不会，它在哪个 $h$ 附近最小？
 # 先写下你的猜测，再运行下面两格。
 #
-# 下一格记下你的猜测：先把其中的默认值改成你自己的，再往下运行；揭晓时实测值会印在它旁边，讲末给出校准得分。
+# 下一格记下你的猜测：先把其中的“还没猜”换成你自己的猜测，再往下运行（不猜也能运行，但不计分）；
+# 揭晓时实测值会印在它旁边，讲末给出校准得分。
 
 # %%
 from tutorials.predictions import Predictions
 
 my_guesses = Predictions("00", folder=FIGURES)  # 本讲的先猜一猜都记在这里（figures/guesses_00.json）
-my_guesses.guess("best_h", 1e-10, "中心差分的误差在哪个 h 附近最小", default=1e-10)  # 改成你的猜测
+my_guesses.guess("best_h", "还没猜", "中心差分的误差在哪个 h 附近最小")  # 换成你的猜测
 
 # %%
 def f(x):
@@ -337,7 +338,7 @@ for name in inputs:
 # 错误版本会给出多少？它会报错吗？
 
 # %%
-my_guesses.guess("buggy_dzdx", 25.0, "覆盖梯度的引擎给出的 dz/dx", default=25.0)  # 改成你的猜测
+my_guesses.guess("buggy_dzdx", "还没猜", "覆盖梯度的引擎给出的 dz/dx")  # 换成你的猜测
 
 # %%
 class BuggyValue(Value):
@@ -460,7 +461,7 @@ assert caught is not None and "analytic" in caught
 # 它的第 0 个元素等于什么？
 
 # %%
-my_guesses.guess("bias_grad_shape", "(4, 3)", "bb.grad 的形状", options=["(4, 3)", "(3,)"], default="(4, 3)")
+my_guesses.guess("bias_grad_shape", "还没猜", "bb.grad 的形状", options=["(4, 3)", "(3,)"])
 
 # %%
 Xb = mg.tensor(rng.standard_normal((4, 3)), requires_grad=True, dtype="float64")
@@ -599,7 +600,7 @@ for order, (d, expected) in enumerate(zip(derivatives, by_hand_tanh), start=1):
 # **先猜一猜**：每多求一阶导数，计算图会变大多少？四阶导数的图里大约有多少个运算：8 个？20 个？还是更多？
 
 # %%
-my_guesses.guess("ops_order_4", 8, "四阶导数的计算图里有几个运算", default=8)  # 改成你的猜测
+my_guesses.guess("ops_order_4", "还没猜", "四阶导数的计算图里有几个运算")  # 换成你的猜测
 
 # %%
 op_counts = [sum(t.grad_fn is not None for t in mg.viz.walk(d)) for d in derivatives]
@@ -667,8 +668,8 @@ show_figure(fig, "00_tanh_derivatives.png")
 # **先猜一猜**：最好的学习率下，梯度下降要走多少步？牛顿法呢？
 
 # %%
-my_guesses.guess("gd_steps", 30, "最好的学习率下梯度下降的步数", default=30)  # 改成你的猜测
-my_guesses.guess("newton_steps", 10, "牛顿法的步数", default=10)
+my_guesses.guess("gd_steps", "还没猜", "最好的学习率下梯度下降的步数")  # 换成你的猜测
+my_guesses.guess("newton_steps", "还没猜", "牛顿法的步数")
 
 # %%
 def f_valley(x):

@@ -90,14 +90,15 @@ print(f"瞎猜：每个字符的损失都是 −ln(1/{V}) = ln {V} = {uniform.na
 # **先猜一猜**：瞎猜的损失是 $\ln V$（上面打印的那个数）。只看上一个字符，验证集上的损失能降到多少？
 # 降一点点，还是降一大截？
 #
-# 下一格记下你的猜测：先把其中的默认值改成你自己的，再往下运行；揭晓时实测值会印在它旁边，讲末给出校准得分。
+# 下一格记下你的猜测：先把其中的“还没猜”换成你自己的猜测，再往下运行（不猜也能运行，但不计分）；
+# 揭晓时实测值会印在它旁边，讲末给出校准得分。
 
 # %%
 from tutorials.course import FIGURES
 from tutorials.predictions import Predictions
 
 my_guesses = Predictions("01", folder=FIGURES)  # 本讲的先猜一猜都记在这里（figures/guesses_01.json）
-my_guesses.guess("bigram_loss", 4.0, "二元模型在尺子上的损失（纳特/字符）", default=4.0)  # 改成你的猜测
+my_guesses.guess("bigram_loss", "还没猜", "二元模型在尺子上的损失（纳特/字符）")  # 换成你的猜测
 
 # %%
 start = time.perf_counter()
@@ -234,9 +235,9 @@ assert abs(neural_loss - count_loss) < (0.05 if QUICK else 0.03)  # 学出来的
 # **先猜一猜**：前文从 0 个字符加到 6 个，没见过的文本上损失每一步降多少？会一直降下去吗？见过的文本上呢？
 
 # %%
-my_guesses.guess("more_context", "一直降", "没见过的文本上，前文越长损失……", options=["一直降", "先降后升"],
-                 default="一直降")  # 改成你的猜测
-my_guesses.guess("best_k", 6, "尺子上最好的计数模型看前几个字符", default=6)
+my_guesses.guess("more_context", "还没猜", "没见过的文本上，前文越长损失……",
+                 options=["一直降", "先降后升"])  # 换成你的猜测
+my_guesses.guess("best_k", "还没猜", "尺子上最好的计数模型看前几个字符")
 
 # %%
 class CharNGram:
@@ -385,9 +386,9 @@ print(ngram_sample)
 # **先猜一猜**：同样看前 4 个字符，只换平滑的办法，尺子上能省下多少？Kneser-Ney 会挑看几个字符？
 
 # %%
-my_guesses.guess("kn_saving_at_4", 0.05, "同样看前 4 个字符，Kneser-Ney 比加 β 省下多少（纳特/字符）",
-                 default=0.05)  # 改成你的猜测
-my_guesses.guess("kn_context", 6, "Kneser-Ney 在开发集上挑中看前几个字符", default=6)
+my_guesses.guess("kn_saving_at_4", "还没猜",
+                 "同样看前 4 个字符，Kneser-Ney 比加 β 省下多少（纳特/字符）")  # 换成你的猜测
+my_guesses.guess("kn_context", "还没猜", "Kneser-Ney 在开发集上挑中看前几个字符")
 
 # %%
 start = time.perf_counter()
@@ -484,8 +485,8 @@ print("记下了第 01 讲的五级：瞎猜、一元、二元、加 β 最好�
 # **先猜一猜**：英文里 `q` 之后、空格之后，下一个字符的熵大约各是多少比特？（完全确定是 0，完全没头绪是 $\log_2 V$。）
 
 # %%
-my_guesses.guess("entropy_after_q", 1.0, "q 之后下一个字符的熵（比特）", default=1.0)  # 改成你的猜测
-my_guesses.guess("entropy_after_space", 2.0, "空格之后下一个字符的熵（比特）", default=2.0)
+my_guesses.guess("entropy_after_q", "还没猜", "q 之后下一个字符的熵（比特）")  # 换成你的猜测
+my_guesses.guess("entropy_after_space", "还没猜", "空格之后下一个字符的熵（比特）")
 
 # %%
 def context_entropies(order, min_count=200):
@@ -558,8 +559,8 @@ show_figure(fig, "01_context_entropy.png")
 # **先猜一猜**：句号 `.` 的向量，离它最近的五个字符会是哪些？
 
 # %%
-my_guesses.guess("dot_neighbours", "元音", "离 . 最近的五个字符大多是", options=["标点", "元音", "大写字母", "别的"],
-                 default="元音")  # 改成你的猜测
+my_guesses.guess("dot_neighbours", "还没猜", "离 . 最近的五个字符大多是",
+                 options=["标点", "元音", "大写字母", "别的"])  # 换成你的猜测
 
 # %%
 E = bigram.emb.weight.numpy()
@@ -858,8 +859,8 @@ assert max(hits[s][0] for s in range(1, 6)) < 0.35  # 诗句本身没有哪个�
 # **先猜一猜**：“床前看月光”的“光”，能帮你猜到下一句的“疑”吗？句子里面的“看”→“月”呢？两者各能省下多少比特？
 
 # %%
-my_guesses.guess("relay_inside_bits", 0.5, "句内：前一个字比一元分布省下多少比特", default=0.5)  # 改成你的猜测
-my_guesses.guess("relay_across_bits", 0.5, "句间：上一句的末字帮下一句的首字省下多少比特", default=0.5)
+my_guesses.guess("relay_inside_bits", "还没猜", "句内：前一个字比一元分布省下多少比特")  # 换成你的猜测
+my_guesses.guess("relay_across_bits", "还没猜", "句间：上一句的末字帮下一句的首字省下多少比特")
 
 # %%
 HALF_LINE = re.compile(r"[\u4e00-\u9fff]+")  # 两个标点之间的一串字：半句

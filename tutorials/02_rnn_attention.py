@@ -188,14 +188,15 @@ print(sample(rnn, "ROMEO:\n", 300))
 #
 # **先猜一猜**：30 步之前的输入，还能收到最后一步多少的梯度？一半？十分之一？千分之一？
 #
-# 下一格记下你的猜测：先把其中的默认值改成你自己的，再往下运行；揭晓时实测值会印在它旁边，讲末给出校准得分。
+# 下一格记下你的猜测：先把其中的“还没猜”换成你自己的猜测，再往下运行（不猜也能运行，但不计分）；
+# 揭晓时实测值会印在它旁边，讲末给出校准得分。
 
 # %%
 from tutorials.course import FIGURES
 from tutorials.predictions import Predictions
 
 my_guesses = Predictions("02", folder=FIGURES)  # 本讲的先猜一猜都记在这里（figures/guesses_02.json）
-my_guesses.guess("rnn_grad_30", 0.1, "训练后的 RNN：30 步处的梯度是 1 步处的几分之几", default=0.1)  # 改成你的猜测
+my_guesses.guess("rnn_grad_30", "还没猜", "训练后的 RNN：30 步处的梯度是 1 步处的几分之几")  # 换成你的猜测
 
 # %%
 def gradient_by_distance(model, n_back=60, seed=1):
@@ -246,7 +247,7 @@ for g in (grad_rnn_init, grad_rnn):
 # **先猜一猜**：同样 64 个数的纸条，训练好的 GRU 在 30 步处保留的梯度是训练好的 RNN 的几倍？
 
 # %%
-my_guesses.guess("gru_over_rnn_30", 100.0, "训练后 30 步处：GRU 的梯度是 RNN 的几倍", default=100.0)  # 改成你的猜测
+my_guesses.guess("gru_over_rnn_30", "还没猜", "训练后 30 步处：GRU 的梯度是 RNN 的几倍")  # 换成你的猜测
 
 # %%
 class GRUCell(nn.Module):
@@ -379,8 +380,8 @@ print("记下了第 02 讲的两级：RNN、GRU")
 # **先猜一猜**：只靠一个 64 维的总摘要，复述长度 4 的串和长度 16 的串，准确率各是多少？（随机猜是 10%。）
 
 # %%
-my_guesses.guess("summary_acc_4", 0.5, "只靠总摘要：长度 4 的准确率", default=0.5)  # 改成你的猜测
-my_guesses.guess("summary_acc_16", 0.5, "只靠总摘要：长度 16 的准确率", default=0.5)
+my_guesses.guess("summary_acc_4", "还没猜", "只靠总摘要：长度 4 的准确率")  # 换成你的猜测
+my_guesses.guess("summary_acc_16", "还没猜", "只靠总摘要：长度 16 的准确率")
 
 # %%
 K = 10  # 符号 0..9
@@ -542,8 +543,8 @@ assert all(a >= p - 0.02 for a, p in zip(acc_attn, acc_plain))  # 而且从不�
 # **先猜一猜**：如果模型真学会了“写第 $i$ 个就看第 $i$ 个”，下面的热图会是什么形状？
 
 # %%
-my_guesses.guess("alignment_shape", "均匀的一片", "对齐热图的形状", options=["一条对角线", "一条竖线", "均匀的一片"],
-                 default="均匀的一片")  # 改成你的猜测
+my_guesses.guess("alignment_shape", "还没猜", "对齐热图的形状",
+                 options=["一条对角线", "一条竖线", "均匀的一片"])  # 换成你的猜测
 
 # %%
 rng_show = np.random.default_rng(7)

@@ -20,7 +20,7 @@
 #
 # 实验清单：
 #
-# 1. 只用 minigrad 的基本运算写出注意力，与库里的 `F.scaled_dot_product_attention` 逐位比对（前向和梯度）；
+# 1. 只用 minigrad 的基本运算写出注意力，与库里的 `F.scaled_dot_product_attention` 比对（前向和梯度，差在 1e-12 以内）；
 # 2. 让 Q、K、V 由可学习的线性变换产生，在一个“代词找名词”的小任务上训练一层自注意力，
 #    看“它”是不是学会了盯住“猫”；
 # 3. 去掉 $1/\sqrt{d_k}$ 会怎样：softmax 饱和，梯度消失；
@@ -144,14 +144,15 @@ print("attention_by_hand 通过了 gradcheck")
 #
 # **先猜一猜**：只训练几百步，在没见过的句子上，代词放在正确名词上的注意力权重会有多大？0.6？0.9？接近 1？
 #
-# 下一格记下你的猜测：先把其中的默认值改成你自己的，再往下运行；揭晓时实测值会印在它旁边，讲末给出校准得分。
+# 下一格记下你的猜测：先把其中的“还没猜”换成你自己的猜测，再往下运行（不猜也能运行，但不计分）；
+# 揭晓时实测值会印在它旁边，讲末给出校准得分。
 
 # %%
 from tutorials.course import FIGURES
 from tutorials.predictions import Predictions
 
 my_guesses = Predictions("03", folder=FIGURES)  # 本讲的先猜一猜都记在这里（figures/guesses_03.json）
-my_guesses.guess("pronoun_weight", 0.6, "没见过的句子上，代词放在正确名词上的注意力权重", default=0.6)  # 改成你的猜测
+my_guesses.guess("pronoun_weight", "还没猜", "没见过的句子上，代词放在正确名词上的注意力权重")  # 换成你的猜测
 
 # %%
 MALE = ["小明", "爸爸", "哥哥", "爷爷"]
@@ -341,7 +342,7 @@ for s in examples:
 # **先猜一猜**：$d_k = 1024$、不缩放时，16 个键上 softmax 的熵更接近均匀分布的 $\ln 16 \approx 2.77$，还是接近 0？
 
 # %%
-my_guesses.guess("unscaled_entropy", 2.0, "d_k = 1024、不缩放时 softmax 的熵（纳特）", default=2.0)  # 改成你的猜测
+my_guesses.guess("unscaled_entropy", "还没猜", "d_k = 1024、不缩放时 softmax 的熵（纳特）")  # 换成你的猜测
 
 # %%
 dims = [4, 16, 64, 256, 1024]
@@ -407,7 +408,7 @@ assert grad_r[-1] < 0.1 * grad_s[-1]  # ……不到有缩放时的十分之一
 # **先猜一猜**：长度从 512 翻倍到 1024，一次注意力计算的峰值内存变成原来的几倍？
 
 # %%
-my_guesses.guess("memory_ratio", 2.0, "长度 512 → 1024，峰值内存变成几倍", default=2.0)  # 改成你的猜测
+my_guesses.guess("memory_ratio", "还没猜", "长度 512 → 1024，峰值内存变成几倍")  # 换成你的猜测
 
 # %%
 lengths = [128, 256, 512, 1024] if QUICK else [128, 256, 512, 1024, 2048]
@@ -466,8 +467,8 @@ assert 1.8 < exponent < 2.2  # 整条曲线都是 T²：不是 T（那是 RNN �
 # **先猜一猜**：句子从 8 个词加长到 128 个词，RNN 和注意力的最长依赖链各会变成多长？
 
 # %%
-my_guesses.guess("rnn_chain_128", 128, "128 个词时 RNN 的最长依赖链（运算个数）", default=128)  # 改成你的猜测
-my_guesses.guess("attention_chain_128", 128, "128 个词时注意力的最长依赖链", default=128)
+my_guesses.guess("rnn_chain_128", "还没猜", "128 个词时 RNN 的最长依赖链（运算个数）")  # 换成你的猜测
+my_guesses.guess("attention_chain_128", "还没猜", "128 个词时注意力的最长依赖链")
 
 # %%
 def longest_chain(y):
@@ -501,7 +502,9 @@ def rnn(x):  # x：(B, T, H) → 最后的隐藏状态，每个词元走一步
 
 
 def self_attention(x):  # x：(B, T, H) → (B, T, H)，所有位置一次算完
-    return F.scaled_dot_product_attention(x @ W_q, x @ W_k, x @ W_v, is_causal=True)
+    # 用第 1 节手写的那个组合（矩阵乘、缩放、遮罩、softmax、矩阵乘），不用融合好的 F.scaled_dot_product_attention：
+    # 融合算子在计算图里只算一个节点，数出来的链短得不公平；这里数的是你看得见的每一步。
+    return attention_by_hand(x @ W_q, x @ W_k, x @ W_v, causal=True)
 
 
 chain = {"rnn": [], "attention": []}
@@ -634,8 +637,7 @@ assert p_causal[0, 0] == 1.0  # 第一个 query 只看得见自己
 # **先猜一猜**：参数一样多、步数一样多，谁在尺子上更好？
 
 # %%
-my_guesses.guess("attention_or_rnn", "只用注意力", "尺子上谁更好", options=["只用注意力", "RNN"],
-                 default="只用注意力")  # 改成你的猜测
+my_guesses.guess("attention_or_rnn", "还没猜", "尺子上谁更好", options=["只用注意力", "RNN"])  # 换成你的猜测
 
 # %%
 ys = yardstick.load()
@@ -750,8 +752,8 @@ print("记下了第 03 讲的一级：只用注意力")
 # **先猜一猜**：少了交叉注意力，只有解码器的模型会吃亏吗？交叉注意力的图会是什么样子？
 
 # %%
-my_guesses.guess("decoder_only_loses", "会吃亏", "同样的参数和步数，只有解码器的模型比编码器-解码器",
-                 options=["会吃亏", "不吃亏"], default="会吃亏")  # 改成你的猜测
+my_guesses.guess("decoder_only_loses", "还没猜", "同样的参数和步数，只有解码器的模型比编码器-解码器",
+                 options=["会吃亏", "不吃亏"])  # 换成你的猜测
 
 # %%
 from minigpt import GPT, GPTConfig

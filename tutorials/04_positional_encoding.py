@@ -58,14 +58,14 @@ from minigrad import nn, optim
 #
 # **先猜一猜**：“狗”在“狗咬人”里和在“人咬狗”里，经过这一层自注意力，得到的输出向量一样吗？
 #
-# 下一格记下你的猜测：先把其中的默认值改成你自己的，再往下运行；揭晓时实测值会印在它旁边，讲末给出校准得分。
+# 下一格记下你的猜测：先把其中的“还没猜”换成你自己的猜测，再往下运行（不猜也能运行，但不计分）；
+# 揭晓时实测值会印在它旁边，讲末给出校准得分。
 # %%
 from tutorials.course import FIGURES
 from tutorials.predictions import Predictions
 
 my_guesses = Predictions("04", folder=FIGURES)  # 本讲的先猜一猜都记在这里（figures/guesses_04.json）
-my_guesses.guess("dog_same", "不一样", "两句里“狗”的输出向量", options=["一样", "不一样"],
-                 default="不一样")  # 改成你的猜测
+my_guesses.guess("dog_same", "还没猜", "两句里“狗”的输出向量", options=["一样", "不一样"])  # 换成你的猜测
 
 # %%
 VOCAB = ["狗", "咬", "人"]
@@ -215,8 +215,8 @@ assert np.allclose(cosine, cosine_elsewhere, atol=1e-4), "相似度只取决于�
 # **先猜一猜**：在训练长度上，四个模型里哪个做不出这道题？另外三个谁学得最慢？
 
 # %%
-my_guesses.guess("cannot_learn", "sinusoidal", "训练长度上做不出这道题的模型",
-                 options=["learned", "sinusoidal", "rope", "none"], default="sinusoidal")  # 改成你的猜测
+my_guesses.guess("cannot_learn", "还没猜", "训练长度上做不出这道题的模型",
+                 options=["learned", "sinusoidal", "rope", "none"])  # 换成你的猜测
 
 # %%
 V, SHIFT = 12, 3                                   # 词表大小；答案 = 前面第 SHIFT 个词元
@@ -363,9 +363,8 @@ except RuntimeError as error:
 # **先猜一猜**：在训练时没见过的位置 16–47 上，learned、sinusoidal、RoPE 的答对率各是多少？谁最接近满分？
 
 # %%
-my_guesses.guess("rope_unseen_acc", 0.5, "RoPE 在没见过的位置上的答对率", default=0.5)  # 改成你的猜测
-my_guesses.guess("best_unseen", "sinusoidal", "没见过的位置上最接近满分的", options=["learned", "sinusoidal", "rope"],
-                 default="sinusoidal")
+my_guesses.guess("rope_unseen_acc", "还没猜", "RoPE 在没见过的位置上的答对率")  # 换成你的猜测
+my_guesses.guess("best_unseen", "还没猜", "没见过的位置上最接近满分的", options=["learned", "sinusoidal", "rope"])
 
 # %%
 def stretched(pos_encoding: str) -> GPT:
@@ -439,8 +438,8 @@ assert unseen_acc["rope"] > unseen_acc["learned"] + 0.3
 # **先猜一猜**：在没见过的位置上，sinusoidal 模型的损失是接近瞎猜，还是比瞎猜还高？
 
 # %%
-my_guesses.guess("sinusoidal_unseen", "接近瞎猜", "没见过的位置上 sinusoidal 的损失",
-                 options=["接近瞎猜", "比瞎猜还高"], default="接近瞎猜")  # 改成你的猜测
+my_guesses.guess("sinusoidal_unseen", "还没猜", "没见过的位置上 sinusoidal 的损失",
+                 options=["接近瞎猜", "比瞎猜还高"])  # 换成你的猜测
 
 # %%
 print(f"{'':>10}  位置 {SHIFT}–{TRAIN_LEN - 1}（见过）的损失   位置 {TRAIN_LEN}–{TEST_LEN - 1}（没见过）的损失"

@@ -166,14 +166,15 @@ def multi_head_attention(x: mg.Tensor, c_attn_weight: mg.Tensor, c_attn_bias: mg
 #
 # **先猜一猜**：两边的输出会差多少——差在第几位小数？
 #
-# 下一格记下你的猜测：先把其中的默认值改成你自己的，再往下运行；揭晓时实测值会印在它旁边，讲末给出校准得分。
+# 下一格记下你的猜测：先把其中的“还没猜”换成你自己的猜测，再往下运行（不猜也能运行，但不计分）；
+# 揭晓时实测值会印在它旁边，讲末给出校准得分。
 
 # %%
 from tutorials.course import FIGURES
 from tutorials.predictions import Predictions
 
 my_guesses = Predictions("05", folder=FIGURES)  # 本讲的先猜一猜都记在这里（figures/guesses_05.json）
-my_guesses.guess("attention_gap", 1e-6, "手写的多头注意力与 minigpt 的最大差", default=1e-6)  # 改成你的猜测
+my_guesses.guess("attention_gap", "还没猜", "手写的多头注意力与 minigpt 的最大差")  # 换成你的猜测
 
 # %%
 mg.manual_seed(0)
@@ -209,8 +210,8 @@ assert attention_gap < 1e-12, "手写的多头注意力应与 minigpt 的一致�
 # **先猜一猜**：一个头能把两样都答对吗？如果答不全，它的注意力会怎么分配？
 
 # %%
-my_guesses.guess("one_head_both", "能", "一个宽 16 的头能把两样都答对吗",
-                 options=["能", "不能"], default="能")  # 改成你的猜测
+my_guesses.guess("one_head_both", "还没猜", "一个宽 16 的头能把两样都答对吗",
+                 options=["能", "不能"])  # 换成你的猜测
 
 # %%
 V_COPY, D_COPY, T_COPY = 8, 16, 12        # 词表大小、模型宽度、序列长度
@@ -343,8 +344,8 @@ assert np.argmax([near_0, near_1]) != np.argmax([far_0, far_1]), "而且是两�
 # **先猜一猜**：训练前，8 个头的比值会是多少？训练几百步之后，会不会有的头远大于 1、有的头远小于 1？
 
 # %%
-my_guesses.guess("preference_before", 2.0, "训练前各头看边界的偏好（平均）", default=2.0)  # 改成你的猜测
-my_guesses.guess("some_head_above_2", "不会", "训练后会有头的偏好超过 2 吗", options=["会", "不会"], default="不会")
+my_guesses.guess("preference_before", "还没猜", "训练前各头看边界的偏好（平均）")  # 换成你的猜测
+my_guesses.guess("some_head_above_2", "还没猜", "训练后会有头的偏好超过 2 吗", options=["会", "不会"])
 
 # %%
 data = load_dataset(None, block_size=64)           # 内置的莎士比亚语料，按 90/10 分成训练集和验证集
@@ -438,8 +439,8 @@ assert spread_before < 2.5 < spread_after, "各个头分了工：不再都一个
 # **先猜一猜**：没有残差时，第一层拿到的梯度是最后一层的多少？有残差时呢？
 
 # %%
-my_guesses.guess("plain_first_over_last", 0.1, "无残差：第一层的梯度是最后一层的几分之几", default=0.1)  # 改成你的猜测
-my_guesses.guess("residual_first_over_last", 0.1, "有残差：第一层的梯度是最后一层的几分之几", default=0.1)
+my_guesses.guess("plain_first_over_last", "还没猜", "无残差：第一层的梯度是最后一层的几分之几")  # 换成你的猜测
+my_guesses.guess("residual_first_over_last", "还没猜", "有残差：第一层的梯度是最后一层的几分之几")
 
 # %%
 DEPTH, WIDTH = 20, 64
@@ -502,10 +503,10 @@ assert with_residual[0] > 1000 * plain[0]
 # **先猜一猜**：输入的标准差是 1。不归一化时，每层加进来的方差是越来越大、还是差不多？Pre-LN 呢？
 
 # %%
-my_guesses.guess("variance_plain", "差不多", "不归一化时每层添的方差",
-                 options=["越来越大", "差不多"], default="差不多")  # 改成你的猜测
-my_guesses.guess("variance_pre_ln", "越来越大", "Pre-LN 时每层添的方差",
-                 options=["越来越大", "差不多"], default="越来越大")
+my_guesses.guess("variance_plain", "还没猜", "不归一化时每层添的方差",
+                 options=["越来越大", "差不多"])  # 换成你的猜测
+my_guesses.guess("variance_pre_ln", "还没猜", "Pre-LN 时每层添的方差",
+                 options=["越来越大", "差不多"])
 
 # %%
 def residual_stream_scale(pre_layer_norm: bool) -> np.ndarray:
@@ -568,8 +569,8 @@ assert scale_pre[-1] < scale_plain[-1] / 4
 # **先猜一猜**：批里只有 2 个样本时，BatchNorm 能把 `x0` 的一个特征归一化成哪些值？
 
 # %%
-my_guesses.guess("batch_of_2", "任意值", "批大小 2 时 BatchNorm 的输出",
-                 options=["只有 ±1", "任意值"], default="任意值")  # 改成你的猜测
+my_guesses.guess("batch_of_2", "还没猜", "批大小 2 时 BatchNorm 的输出",
+                 options=["只有 ±1", "任意值"])  # 换成你的猜测
 
 # %%
 def batch_norm(x: np.ndarray, axis: int | tuple[int, ...] = 0, eps: float = 1e-5) -> np.ndarray:
@@ -715,8 +716,8 @@ print(inspect.getsource(Block.forward))
 # **先猜一猜**：同样的学习率、不加预热，12 层的 Post-LN 和 Pre-LN，谁的损失降得快？
 
 # %%
-my_guesses.guess("faster_norm", "Post-LN", "不预热时谁的损失降得快",
-                 options=["Post-LN", "Pre-LN"], default="Post-LN")  # 改成你的猜测
+my_guesses.guess("faster_norm", "还没猜", "不预热时谁的损失降得快",
+                 options=["Post-LN", "Pre-LN"])  # 换成你的猜测
 
 # %%
 DEEP_LAYERS = 12
@@ -886,8 +887,8 @@ assert tanh_gap > 1e-8, "这个核对足够灵敏，看得出两种 GELU 的差�
 # **先猜一猜**：训练前每个头落在同一座位上的注意力，和均匀的份额差多少？训练几百步之后，最好的头会是均匀份额的几倍？
 
 # %%
-my_guesses.guess("couplet_head_ratio", 2.0, "训练后，最好的头落在上句同一座位上的注意力是均匀份额的几倍",
-                 default=2.0)  # 改成你的猜测
+my_guesses.guess("couplet_head_ratio", "还没猜",
+                 "训练后，最好的头落在上句同一座位上的注意力是均匀份额的几倍")  # 换成你的猜测
 
 # %%
 from tutorials.couplets import load_couplets

@@ -83,14 +83,15 @@ print(repr(tok.decode(data.train[:120])))
 # **先猜一猜**：用上面打印的 $V$ 算一算，初始损失大约是多少？手写一步梯度下降（学习率 0.01）之后，
 # 同一批数据上的损失会降多少——和“学习率 × 梯度范数²”比，是大是小？
 #
-# 下一格记下你的猜测：先把其中的默认值改成你自己的，再往下运行；揭晓时实测值会印在它旁边，讲末给出校准得分。
+# 下一格记下你的猜测：先把其中的“还没猜”换成你自己的猜测，再往下运行（不猜也能运行，但不计分）；
+# 揭晓时实测值会印在它旁边，讲末给出校准得分。
 
 # %%
 from tutorials.predictions import Predictions
 
 my_guesses = Predictions("06", folder=FIGURES)  # 本讲的先猜一猜都记在这里（figures/guesses_06.json）
-my_guesses.guess("initial_loss", 3.0, "没训练过的模型的初始损失", default=3.0)  # 改成你的猜测
-my_guesses.guess("one_step_decrease", 0.1, "手写一步梯度下降后，这批数据上的损失降多少", default=0.1)
+my_guesses.guess("initial_loss", "还没猜", "没训练过的模型的初始损失")  # 换成你的猜测
+my_guesses.guess("one_step_decrease", "还没猜", "手写一步梯度下降后，这批数据上的损失降多少")
 
 # %%
 if QUICK:
@@ -199,8 +200,8 @@ print(f"所以一批 {x.shape[0]} 段、每段 {x.shape[1]} 个字符的训练�
 # **先猜一猜**：位置 0–9 的 logits 会变多少：很小但不为 0，还是精确的 0？
 
 # %%
-my_guesses.guess("logits_before_k", "很小但不为 0", "位置 0–9 的 logits 的变化", options=["很小但不为 0", "精确的 0"],
-                 default="很小但不为 0")  # 改成你的猜测
+my_guesses.guess("logits_before_k", "还没猜", "位置 0–9 的 logits 的变化",
+                 options=["很小但不为 0", "精确的 0"])  # 换成你的猜测
 
 # %%
 K = 10
@@ -256,7 +257,7 @@ print(before_text)
 # **先猜一猜**：训练前的验证集损失约等于 $\ln V$。训练完，验证集损失能降到多少？续写会像什么样子？
 
 # %%
-my_guesses.guess("val_after", 3.0, "训练完的验证集损失（纳特/字符）", default=3.0)  # 改成你的猜测
+my_guesses.guess("val_after", "还没猜", "训练完的验证集损失（纳特/字符）")  # 换成你的猜测
 
 # %%
 STEPS = 400 if QUICK else 800
@@ -360,7 +361,7 @@ assert share_after > max(2 * share_before, share_before + 0.08), "训练之后�
 # **先猜一猜**：位置 0 的损失比位置 63 高多少？是一路慢慢降下来，还是前几个位置降得最快？
 
 # %%
-my_guesses.guess("position_0_excess", 0.3, "位置 0 的损失比最后一组位置高多少（纳特）", default=0.3)  # 改成你的猜测
+my_guesses.guess("position_0_excess", "还没猜", "位置 0 的损失比最后一组位置高多少（纳特）")  # 换成你的猜测
 
 # %%
 N_WINDOWS = min(4096 if QUICK else 2048, (len(data.val) - 1) // BLOCK)   # 验证集切成互不重叠的一段段
@@ -432,8 +433,8 @@ if not QUICK:
 # **先猜一猜**：在模型很有把握的位置上，top-k=5 和 top-p=0.9 各留下几个候选？在拿不准的位置上呢？
 
 # %%
-my_guesses.guess("top_p_peaked", 5, "有把握的位置上 top-p=0.9 留下几个", default=5)  # 改成你的猜测
-my_guesses.guess("top_p_flat", 5, "拿不准的位置上 top-p=0.9 留下几个", default=5)
+my_guesses.guess("top_p_peaked", "还没猜", "有把握的位置上 top-p=0.9 留下几个")  # 换成你的猜测
+my_guesses.guess("top_p_flat", "还没猜", "拿不准的位置上 top-p=0.9 留下几个")
 
 # %%
 window = data.val[1000:1000 + BLOCK][None]
@@ -525,7 +526,7 @@ assert share_by_temperature[0.5] > share_by_temperature[1.5] + 0.1, "温度越�
 # **先猜一猜**：生成 128 个词元，用缓存能快几倍？生成 16 个呢？
 
 # %%
-my_guesses.guess("cache_speedup_long", 10.0, "生成 249 个词元时缓存的加速比", default=10.0)  # 改成你的猜测
+my_guesses.guess("cache_speedup_long", "还没猜", "生成 249 个词元时缓存的加速比")  # 换成你的猜测
 
 # %%
 cache_model = new_model(block_size=256)        # 留出更长的上下文；只为计时，未训练的权重就够了
@@ -717,8 +718,8 @@ assert poem_stats["贪心"][1] < poem_stats["温度 1.0"][1] < poem_stats["温�
 # 命令行也一样：`mpiexec -n 2 minigpt train` 让两个进程各取 12 段、每步平均一次梯度，一步看到 24 段（见 README）。
 
 # %%
-my_guesses.guess("half_batches", "差不多", "两个半批的平均梯度与整批梯度", options=["差不多", "完全一样（只差舍入）"],
-                 default="差不多")  # 改成你的猜测
+my_guesses.guess("half_batches", "还没猜", "两个半批的平均梯度与整批梯度",
+                 options=["差不多", "完全一样（只差舍入）"])  # 换成你的猜测
 
 # %%
 dp_x, dp_y = get_batch(data.train, 16, BLOCK, np.random.default_rng(7))   # 一大批：16 段
@@ -744,14 +745,14 @@ worst = max(float(np.abs(p.grad.numpy() - whole_grads[name]).max() / np.abs(whol
             for name, p in replicas[0].named_parameters())
 print(f"{len(whole_grads)} 个参数张量：平均梯度与整批梯度的最大相对差 {worst:.1e}（float32 的舍入约 1e-7）")
 my_guesses.reveal("half_batches", "完全一样（只差舍入）" if worst < 1e-4 else "差不多")
-assert worst < 1e-4, "the averaged half-batch gradients are the whole-batch gradient"
+assert worst < 1e-4, "两个半批梯度的平均就是整批的梯度"
 
 dp_optimizers = [optim.AdamW(replica.parameters(), lr=1e-3) for replica in replicas]
 for opt in dp_optimizers:
     opt.step()                                        # 同一个梯度、同一个更新：两份权重逐位相同
 same_bits = all(np.array_equal(p0.numpy(), p1.numpy()) for p0, p1 in zip(*replica_params))
 print("走一步 AdamW 之后两份权重逐位相同：", same_bits)
-assert same_bits, "the same gradient and the same update keep the replicas identical"
+assert same_bits, "同样的梯度、同样的更新：两份模型一直一模一样"
 
 # %% [markdown]
 # 平均梯度和整批梯度只差 float32 的舍入：整批的平均是把 16 个数一起加，两份的平均是先各加 8 个、再相加除以 2，
@@ -803,7 +804,7 @@ t_each, t_flat = best_time(average_tensor_by_tensor), best_time(average_flat)
 print(f"半批的一步前向 + 反向 {t_step * 1e3:.1f} ms；平均梯度：逐个张量 {t_each * 1e3:.2f} ms，"
       f"扁平数组 {t_flat * 1e3:.2f} ms（{len(replica_params[0])} 个张量，"
       f"{sum(p.numel() for p in replica_params[0]):,} 个数）")
-assert max(t_each, t_flat) < t_step, "averaging the gradients costs less than computing them"
+assert max(t_each, t_flat) < t_step, "把梯度平均一下，比算出梯度便宜"
 
 # %% [markdown]
 # 在一个进程里，平均只是几次内存读写，比一步训练便宜得多；拼扁平数组还要多复制一遍，这里不见得更快。
@@ -896,9 +897,9 @@ draw_parallelism_map()
 # **先猜一猜**：六块里，拆掉哪一块，损失涨得最多？
 
 # %%
-my_guesses.guess("worst_removal", "去掉 MLP", "拆掉哪一块，损失涨得最多",
-                 options=["去掉位置", "去掉 1/√d 缩放", "多头换成单头", "去掉残差", "去掉 LayerNorm", "去掉 MLP"],
-                 default="去掉 MLP")  # 改成你的猜测
+my_guesses.guess("worst_removal", "还没猜", "拆掉哪一块，损失涨得最多",
+                 options=["去掉位置", "去掉 1/√d 缩放", "多头换成单头", "去掉残差", "去掉 LayerNorm",
+                          "去掉 MLP"])  # 换成你的猜测
 
 # %%
 from tutorials import ablation
@@ -966,10 +967,13 @@ show_figure(fig, "06_ablation_staircase.png")
 print(f"附带的记录（{record['cpu']}，一个 BLAS 线程）：")
 for e in sorted(shipped.values(), key=lambda e: -e["gap"]):
     print(f"  {e['name_zh']:<12} 配对差 {e['gap']:+.3f} ± {e['gap_stderr']:.3f}，练了 {e['seconds']:.0f} 秒")
-assert all(shipped[v]["gap"] > 10 * shipped[v]["gap_stderr"] for v in ("no_positions", "no_residual", "no_layernorm",
-                                                                         "no_mlp")), "附带的记录：这四块拆掉都明显更差"
-assert shipped["no_scale"]["gap"] < 0, "附带的记录：拆掉 1/√d 缩放反而略好"
-assert abs(shipped["one_head"]["gap"]) < 3 * shipped["one_head"]["gap_stderr"], "附带的记录：练得久了，单头追平了多头"
+# 下面三行只是读记录、不是这里现量的（tests/test_ablation.py 核对记录里确实如此）：
+print("记录里写着：拆掉位置、残差、LayerNorm、MLP，配对差分别是 " + "、".join(
+    f"{shipped[v]['gap'] / shipped[v]['gap_stderr']:.0f}" for v in ("no_positions", "no_residual", "no_layernorm",
+                                                                  "no_mlp")) + " 个标准误")
+print(f"记录里写着：拆掉 1/√d 缩放，配对差 {shipped['no_scale']['gap']:+.3f}（负数：反而略好）")
+print(f"记录里写着：单头减多头 {shipped['one_head']['gap']:+.3f} ± {shipped['one_head']['gap_stderr']:.3f}，"
+      "落在 3 个标准误以内：练得久了，单头追平了多头")
 
 # %% [markdown]
 # 读这几级台阶（数字见上面打印的和图；红色是比完整模型差出 3 个标准误以上的，灰色不是）：

@@ -100,13 +100,14 @@ for n in (2**16, 2**20, 2**22):
 #
 # **先猜一猜**：算一次精确 GELU（值和导数），NumPy 要把数组过多少遍？10 遍、20 遍，还是更多？
 #
-# 下一格记下你的猜测：先把其中的默认值改成你自己的，再往下运行；揭晓时实测值会印在它旁边，讲末给出校准得分。
+# 下一格记下你的猜测：先把其中的“还没猜”换成你自己的猜测，再往下运行（不猜也能运行，但不计分）；
+# 揭晓时实测值会印在它旁边，讲末给出校准得分。
 
 # %%
 from tutorials.predictions import Predictions
 
 my_guesses = Predictions("08", folder=FIGURES)  # 本讲的先猜一猜都记在这里（figures/guesses_08.json）
-my_guesses.guess("gelu_passes", 15, "精确 GELU（值和导数）NumPy 要把数组过几遍", default=15)  # 改成你的猜测
+my_guesses.guess("gelu_passes", "还没猜", "精确 GELU（值和导数）NumPy 要把数组过几遍")  # 换成你的猜测
 
 # %%
 class Counted(np.ndarray):
@@ -228,8 +229,8 @@ print(f"数组从 {2**EXPONENTS[0] * 4 / 2**10:g} KiB 到 {LARGEST * 4 / 2**20:g
 # **先猜一猜**：一个核每秒能从内存搬多少字节？数组放得进缓存时呢，快几倍？
 
 # %%
-my_guesses.guess("bandwidth_gbs", 50.0, "一个核拷贝放不进缓存的数组，每秒搬多少 GB", default=50.0)  # 改成你的猜测
-my_guesses.guess("cache_speedup", 2.0, "放得进缓存的数组拷贝起来快几倍", default=2.0)
+my_guesses.guess("bandwidth_gbs", "还没猜", "一个核拷贝放不进缓存的数组，每秒搬多少 GB")  # 换成你的猜测
+my_guesses.guess("cache_speedup", "还没猜", "放得进缓存的数组拷贝起来快几倍")
 
 # %%
 def measure_copy_and_sum(n: int, repeats: int) -> tuple[float, float]:
@@ -322,10 +323,8 @@ print("每种写法都算出同样的值和导数（到 float32 的舍入误差�
 # 下面在每个大小上把几种写法轮流各跑几次（轮流跑，机器忙闲对它们的影响差不多），取各自最快的一次。
 
 # %%
-my_guesses.guess("blocks_speedup", 10.0, "放不进末级缓存时，分块比整个数组的 NumPy GELU 快几倍",
-                 default=10.0)  # 改成你的猜测
-my_guesses.guess("fused_speedup", 10.0, "放不进末级缓存时，编译成一遍比 36 遍的 NumPy 快几倍（要装 numba 才量）",
-                 default=10.0)
+my_guesses.guess("blocks_speedup", "还没猜", "放不进末级缓存时，分块比整个数组的 NumPy GELU 快几倍")  # 换成你的猜测
+my_guesses.guess("fused_speedup", "还没猜", "放不进末级缓存时，编译成一遍比 36 遍的 NumPy 快几倍（要装 numba 才量）")
 
 # %%
 def measure_gelus(n: int, repeats: int) -> dict[str, float]:

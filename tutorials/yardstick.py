@@ -16,7 +16,10 @@ every character's loss, so that two models can be compared window by window (`Sc
 is far more precise than either number alone, because both read the same text.
 
 The same windows, cut from the training text instead (`training_windows`), show how much better a model does
-on text it has seen than on text it has not: the mark of memorising.
+on text it has seen than on text it has not: the mark of memorising. Windows cut from the last tenth of the
+training text (`development`) are the open tasks' development split: an answer is graded there as often as the
+learner likes, and on the yardstick once (`python -m tutorials.exercises check --final 1.6`), so that no answer
+is tuned on the yardstick by trying again and again.
 Read next: ladder.py, which records each lecture's scores and draws the ladder in lecture 07.
 """
 
@@ -36,6 +39,7 @@ from minigpt.tokenizer import CharTokenizer
 
 WINDOW = 64  # characters of context a model may use, and characters scored, per window
 WINDOWS = 512  # windows: 32,768 scored characters, about 7% of the held-out text
+DEV_FRACTION = 0.1  # the last tenth of the training text: the open tasks' development split
 
 
 @dataclass(frozen=True)
@@ -133,6 +137,16 @@ class Yardstick:
         """The same number of windows, cut the same way from the training text: text every model has seen."""
         x, y = cut_windows(self.train)
         return Yardstick(self.tokenizer, self.train, self.val, x, y)
+
+    def development(self) -> Yardstick:
+        """The development split: windows cut from the last DEV_FRACTION of the training text, its `train` the rest.
+
+        What an open task's answer may learn from is the returned `train`; it is graded on these windows on every
+        attempt, and on the yardstick's own windows only once.
+        """
+        cut = int(round(len(self.train) * (1 - DEV_FRACTION)))
+        x, y = cut_windows(self.train[cut:])
+        return Yardstick(self.tokenizer, self.train[:cut], self.val, x, y)
 
 
 def cut_windows(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -13,8 +13,15 @@ or, in a notebook cell,
     check("03")                      # every exercise of lecture 03, read afresh from lecture03.py
     check("3.2", Softmax)            # one exercise, with an answer defined in the notebook itself
 
-Each line of the report says what passed and, for what did not, what is wrong. The reference solutions
-are in tutorials/solutions/ (`check("03", solutions=True)` grades them). Read next: grading.py.
+Each line of the report says what passed and, for what did not, what is wrong. Stuck after that line, ask for a
+hint, then (only then) for the answer; an open task scored on the yardstick gets its yardstick score once:
+
+    python -m tutorials.exercises check 03 --hint 3.3     # the verdict, then the next hint (hints.py)
+    python -m tutorials.exercises check 03 --reveal 3.3   # the verdict, then the reference solution
+    python -m tutorials.exercises check --final 1.6       # 1.6, 6.7, 7.6: on the yardstick, once (coaching.py)
+
+The reference solutions are in tutorials/solutions/ (`check("03", solutions=True)` grades them).
+Read next: grading.py.
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ def lecture_of(which: Any) -> str:
     """'03', '3', 3, '3.2' or '03.2' -> '03' (the lecture a number names); ValueError for anything else."""
     head = str(which).strip().split(".")[0]
     if not head.isdigit() or f"{int(head):02d}" not in LECTURES:
-        raise ValueError(f"no lecture {which!r}: the lectures are {', '.join(LECTURES)}")
+        raise ValueError(f"没有第 {which} 讲：讲次是 {'、'.join(LECTURES)}（题号写成 3.2 这样）")
     return f"{int(head):02d}"
 
 
@@ -48,7 +55,7 @@ def find(number: str) -> Exercise:
         if exercise.number == wanted:
             return exercise
     numbers = ", ".join(e.number for e in LECTURES[lecture])
-    raise ValueError(f"no exercise {number!r}: lecture {lecture} has {numbers}")
+    raise ValueError(f"没有练习 {number}：第 {lecture} 讲的练习是 {numbers}")
 
 
 def answers(lecture: str, solutions: bool = False) -> ModuleType:

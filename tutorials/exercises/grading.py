@@ -19,6 +19,9 @@ import numpy as np
 import minigrad as mg
 
 LEVELS = {1: "★", 2: "★★", 3: "★★★"}  # retype and run; write it yourself; derive, then write
+# An open task on the yardstick is graded on the development split on every attempt, and on the yardstick once.
+DEV_PLACE = "开发集（从训练文本最后十分之一切出的窗口）"
+FINAL_NOTE = "尺子上的分数只打一次：满意了再运行 python -m tutorials.exercises check --final {number}"
 
 
 class Wrong(Exception):
@@ -41,6 +44,9 @@ class Exercise:
     # answer achieves, not by equality with one reference. Many answers reach the target, so mutation testing
     # (mutants.py) leaves it out; its wrong answers are tested one by one instead.
     open: bool = False
+    # An open task scored on the yardstick: `check` grades it on a development split carved from the training
+    # text, and this grades it once on the yardstick itself (`check --final`), the score recorded for good.
+    final: Callable[[Any], str | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -62,12 +68,23 @@ def one_line(text: str) -> str:
 
 def grade(exercise: Exercise, answer: Any) -> Result:
     """Run one checker on one answer; never raises, whatever the answer does."""
+    return _run(exercise, exercise.check, answer)
+
+
+def grade_final(exercise: Exercise, answer: Any) -> Result:
+    """Score an open task's answer on the yardstick (its `final` checker), as `grade` does on the dev split."""
+    if exercise.final is None:
+        raise ValueError(f"exercise {exercise.number} has no final score on the yardstick")
+    return _run(exercise, exercise.final, answer)
+
+
+def _run(exercise: Exercise, check: Callable[[Any], str | None], answer: Any) -> Result:
     if answer is None:
         return Result(exercise, "blank", "还没填：把 None 换成你的答案")
     try:
         # a wrong answer may overflow: the verdict says so in words
         with np.errstate(all="ignore"), shortcuts_forbidden(exercise):
-            remark = exercise.check(answer)
+            remark = check(answer)
     except NotImplementedError as blank:
         return Result(exercise, "blank", one_line(blank) or "还没写：把 raise NotImplementedError 换成你的代码")
     except Wrong as verdict:

@@ -13,7 +13,7 @@ import numpy as np
 
 
 # 练习 1.1 ★ 瞎猜的损失
-# V 个字符里均匀地瞎猜（每个字符概率 1/V），交叉熵损失是多少？用自然对数（单位 nats）。
+# V 个字符里均匀地瞎猜（每个字符概率 1/V），交叉熵损失是多少？用自然对数（单位纳特）。
 # 讲义第 0 节说过答案；这里写成一个对任何 V 都成立的函数。
 def uniform_loss(vocab_size: int) -> float:
     raise NotImplementedError
@@ -50,8 +50,10 @@ def entropy_bits(p: np.ndarray) -> np.ndarray:
 # 讲义第 3 节把平滑强度固定在 β = 2，只挑了看几个字符（k），于是 k = 4 最好。k 和 β 一起挑，能好多少？
 # choose_ngram 只拿到训练文本（莎士比亚训练部分的前一百万个字符）：从里面切出一段作开发集（例如最后 10%），
 # 在其余部分上数数，在开发集上比较各种 (k, β)，返回你挑中的 (k, beta)。
-# 检查器用你的 (k, beta) 在这一百万个字符上数数，再在尺子上打分：要比讲义的 (k=4, β=2) 逐窗口好 0.15 纳特以上。
-# 尺子（验证文本）只能用来打这最后一次分：choose_ngram 里用到 tutorials.yardstick 或 load_dataset，检查器直接拒绝。
+# 检查器用你的 (k, beta) 在这一百万个字符上数数，每次检查都在它自己的开发集上打分（训练文本最后十分之一切出的窗口，
+# 你拿不到）：要比讲义的 (k=4, β=2) 逐窗口好 0.15 纳特以上。尺子（验证文本）上的分数只打一次：
+# python -m tutorials.exercises check --final 1.6。choose_ngram 里用到 tutorials.yardstick 或 load_dataset，
+# 检查器直接拒绝。
 # 工具：tutorials.exercises.tools.NGramCounts(ids, V, k_max) 数一次，.probs(x, y, k, beta) 给出任意 (k, β) 的概率；
 # tutorials.yardstick.cut_windows(ids) 从一段文本里等距切出 (x, y) 窗口。
 def choose_ngram(train_ids: np.ndarray, vocab_size: int) -> tuple[int, float]:

@@ -6,8 +6,9 @@
     from tutorials.exercises import check; check("05")   # Notebook 里
 
 5.2–5.4 和 5.6 用 minigrad 的张量运算写（5.7 用 mg.nn 搭一个网络）。
-方差请用均值写出来：((x − μ)²).mean(...)（Tensor.var 的默认值将随 PyTorch
-改成无偏估计）；交换两维用 `swapaxes`。nn.Linear 的权重形状是 (out, in)，y = x @ Wᵀ + b（也可以用 F.linear）。
+方差请用均值写出来：((x − μ)²).mean(...)（Tensor.var 和 PyTorch 一样，默认是除以 n − 1 的无偏估计，
+LayerNorm 要的是除以 n 的）；交换两维用 `swapaxes`。nn.Linear 的权重形状是 (out, in)，
+y = x @ Wᵀ + b（也可以用 F.linear）。
 参考答案在 `tutorials/solutions/lecture05.py`——先自己做。
 """
 
@@ -44,7 +45,7 @@ def split_heads(x: mg.Tensor, n_head: int) -> mg.Tensor:
 #   qkv = x @ c_attn_weightᵀ + c_attn_bias          (B, T, 3C)，前 C 列是 q，接着 C 列是 k，最后 C 列是 v
 #   q、k、v 各切成 n_head 个头（5.3），每个头做因果的缩放点积注意力（除以 √hs），
 #   把各头的输出拼回 (B, T, C)，再乘 c_proj：y @ c_proj_weightᵀ + c_proj_bias。
-# 可以用 F.scaled_dot_product_attention(q, k, v, is_causal=True)，也可以自己写遮罩和 softmax。
+# 遮罩和 softmax 自己写（3.3 写过）：检查这一题时，F.scaled_dot_product_attention 和 minigpt 的注意力都不许调用。
 def causal_self_attention(x: mg.Tensor, c_attn_weight: mg.Tensor, c_attn_bias: mg.Tensor, c_proj_weight: mg.Tensor,
                           c_proj_bias: mg.Tensor, n_head: int) -> mg.Tensor:
     raise NotImplementedError

@@ -61,7 +61,9 @@ def cached_attention_step(q: np.ndarray, k: np.ndarray, v: np.ndarray, cache: di
 # 第 4 节的学习率表（预热 50 步升到 2e-3，再按余弦降到 2e-4）是为几百步的训练定的。预算只有 200 步时呢？
 # lr_schedule(step, total_steps) 返回第 step 步（从 0 数起，共 total_steps 步）的学习率。检查器用它训练一个小 GPT
 # （2 层、4 个头、32 个通道；AdamW，每步 16 段 64 个字符，梯度裁剪到 1），换 2 个随机种子各训练 200 步，
-# 在尺子上打分，和同样设置下讲义的学习率表逐窗口比：平均要好 0.06 纳特/字符以上，每个种子都要更好。
+# 和同样设置下讲义的学习率表逐窗口比：平均要好 0.06 纳特/字符以上，每个种子都要更好。每次检查都在检查器的开发集上比
+# （训练文本最后十分之一切出的窗口，训练时不用）；尺子上的分数只打一次：
+# python -m tutorials.exercises check --final 6.7。
 # 先自己训练几次比一比（用训练文本末尾切出的一段当开发集打分，tutorials.yardstick.cut_windows 可以切窗口）；
 # optim.cosine_with_warmup(step, max_lr, warmup_iters, decay_iters, min_lr) 可以拿来用，也可以自己写。
 def lr_schedule(step: int, total_steps: int) -> float:

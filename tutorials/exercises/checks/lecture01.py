@@ -13,11 +13,11 @@ import numpy as np
 
 import minigpt.data
 import tutorials.yardstick
-from tutorials.exercises.grading import Exercise, Wrong, as_array, compare, compare_number
+from tutorials.exercises.grading import DEV_PLACE, FINAL_NOTE, Exercise, Wrong, as_array, compare, compare_number
 from tutorials.exercises.tools import NGramCounts
 from tutorials.yardstick import Yardstick, load
 
-NATS_HINT = "本课的损失用自然对数 ln（单位 nats）"
+NATS_HINT = "本课的损失用自然对数 ln（单位纳特）"
 
 
 def check_uniform_loss(uniform_loss) -> str:
@@ -28,7 +28,7 @@ def check_uniform_loss(uniform_loss) -> str:
             (1 / V, "1/V 是每个字符的概率；损失是它的负对数 −ln(1/V)"),
             (-math.log(V), "符号反了：损失是 −ln(1/V)，是正数"),
         ])
-    return f"通过：65 个字符瞎猜是 {math.log(65):.3f} nats，这是每个模型的起点"
+    return f"通过：65 个字符瞎猜是 {math.log(65):.3f} 纳特，这是每个模型的起点"
 
 
 def _text(seed=0, n=400, V=6):
@@ -86,7 +86,7 @@ def check_entropy_bits(entropy_bits) -> str:
     naive = -(p * np.log2(p, where=p > 0, out=np.full_like(p, np.nan))).sum(axis=-1)  # 0 * log 0 = nan
     compare(entropy_bits(p), expected, "熵", suspects=[
         (naive, "概率为 0 的候选让结果成了 nan：按约定 0·log 0 = 0，先把 p = 0 的项去掉（或把它们的 log 换成 0）"),
-        (expected * math.log(2), "单位应是比特（log₂），你的像是 nats（ln）"),
+        (expected * math.log(2), "单位应是比特（log₂），你的像是纳特（ln）"),
         (-expected, "符号反了：熵是 −Σ p·log₂ p，是非负数"),
     ])
     batch = np.random.default_rng(4).dirichlet(np.ones(6), size=(2, 3))  # (2, 3, 6): any leading shape
@@ -100,7 +100,7 @@ def check_entropy_bits(entropy_bits) -> str:
 TRAIN_CHARS = 1_000_000  # the learner gets the first million characters of the training text (fast to count)
 K_MAX = 6
 LECTURE_CHOICE = (4, 2.0)  # what §3 settled on: beta fixed at 2, then the best k
-TARGET_GAP = 0.15  # nats per character better than LECTURE_CHOICE on the yardstick, window by window
+TARGET_GAP = 0.15  # nats per character better than LECTURE_CHOICE, window by window (dev split, and yardstick)
 YARDSTICK_THINGS = (tutorials.yardstick, load, Yardstick, minigpt.data, minigpt.data.load_dataset)
 
 
@@ -138,8 +138,9 @@ def _reads_the_yardstick(fn, ys: Yardstick, seen=None) -> bool:
     return False
 
 
-def check_choose_ngram(choose_ngram) -> str:
-    ys, counts = _yardstick_and_counts()
+def _ngram_choice(choose_ngram) -> tuple[int, float]:
+    """Run the learner's choice on the first TRAIN_CHARS of the training text (never the dev split's tail)."""
+    ys, _ = _yardstick_and_counts()
     if _reads_the_yardstick(choose_ngram, ys):
         raise Wrong("不许碰尺子：choose_ngram 用到了 tutorials.yardstick、load_dataset 或验证集的窗口。"
                     "挑选只许用传进来的训练文本（从里面切出开发集），尺子只在最后打一次分")
@@ -153,17 +154,36 @@ def check_choose_ngram(choose_ngram) -> str:
         raise Wrong(f"k 应是 0 到 {K_MAX} 的整数，你的是 {k!r}")
     if isinstance(beta, bool) or not isinstance(beta, (int, float, np.number)) or not float(beta) > 0:
         raise Wrong(f"beta 应是正数，你的是 {beta!r}")
-    losses = -np.log(counts.probs(ys.x, ys.y, int(k), float(beta)))
-    baseline = -np.log(counts.probs(ys.x, ys.y, *LECTURE_CHOICE))
+    return int(k), float(beta)
+
+
+def _score_ngram(k: int, beta: float, windows: Yardstick, where: str) -> str:
+    """The verdict of (k, beta) against the lecture's choice on `windows`: a remark, or Wrong below the target."""
+    _, counts = _yardstick_and_counts()
+    losses = -np.log(counts.probs(windows.x, windows.y, k, beta))
+    baseline = -np.log(counts.probs(windows.x, windows.y, *LECTURE_CHOICE))
     diff = (baseline - losses).mean(axis=1)  # how much better than the lecture's choice, window by window
     gain, err = float(diff.mean()), float(diff.std(ddof=1) / math.sqrt(len(diff)))
-    verdict = (f"(k={k}, β={float(beta):g}) 在尺子上是 {losses.mean():.3f} 纳特/字符，比讲义的 (k=4, β=2) "
+    verdict = (f"(k={k}, β={beta:g}) 在{where}上是 {losses.mean():.3f} 纳特/字符，比讲义的 (k=4, β=2) "
                f"好 {gain:+.3f} ± {err:.3f}")
     if gain < TARGET_GAP:
         hint = ("：k 大、β 小，在训练文本上最好，在没见过的文本上最差——像是在训练文本本身上挑的，"
                 "要在切出来的开发集上挑" if k >= 5 and beta < 4 else "：在开发集上把 k 和 β 一起挑（β 试到几十）")
         raise Wrong(f"{verdict}；目标是好 {TARGET_GAP} 以上{hint}")
-    return f"通过：{verdict}（目标 {TARGET_GAP}）"
+    return f"{verdict}（目标 {TARGET_GAP}）"
+
+
+def check_choose_ngram(choose_ngram) -> str:
+    """Graded on the development split (the training text's last tenth, which choose_ngram never receives)."""
+    ys, _ = _yardstick_and_counts()
+    remark = _score_ngram(*_ngram_choice(choose_ngram), ys.development(), DEV_PLACE)
+    return f"通过：{remark}。{FINAL_NOTE.format(number='1.6')}"
+
+
+def final_choose_ngram(choose_ngram) -> str:
+    """Graded once on the yardstick (`check --final 1.6`)."""
+    ys, _ = _yardstick_and_counts()
+    return f"通过：{_score_ngram(*_ngram_choice(choose_ngram), ys, '尺子')}"
 
 
 EXERCISES = [
@@ -172,7 +192,8 @@ EXERCISES = [
     Exercise("1.3", "bigram_probs", "平滑并归一化成概率", 2, check_bigram_probs),
     Exercise("1.4", "average_nll", "平均交叉熵损失", 2, check_average_nll),
     Exercise("1.5", "entropy_bits", "熵（比特）", 3, check_entropy_bits),
-    Exercise("1.6", "choose_ngram", "开放题：在开发集上挑阶数和平滑", 3, check_choose_ngram, open=True, forbids=(
+    Exercise("1.6", "choose_ngram", "开放题：在开发集上挑阶数和平滑", 3, check_choose_ngram, open=True,
+             final=final_choose_ngram, forbids=(
         (tutorials.yardstick, "load", "tutorials.yardstick.load（尺子只用来打分，挑选只许用训练文本）"),
         (minigpt.data, "load_dataset", "minigpt.data.load_dataset（它会切出验证集：挑选只许用训练文本）"),
         (Yardstick, "score_probs", "Yardstick.score_probs（尺子只用来打分，挑选只许用训练文本）"))),

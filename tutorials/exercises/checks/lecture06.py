@@ -15,7 +15,17 @@ import minigrad as mg
 from minigpt import GPT, GPTConfig
 from minigpt.sampling import top_k_filter, top_p_filter
 from minigrad import optim
-from tutorials.exercises.grading import Exercise, Wrong, as_array, compare, compare_number, number, softmax
+from tutorials.exercises.grading import (
+    DEV_PLACE,
+    FINAL_NOTE,
+    Exercise,
+    Wrong,
+    as_array,
+    compare,
+    compare_number,
+    number,
+    softmax,
+)
 from tutorials.yardstick import Score, Yardstick, load
 
 LOGITS = np.array([0.5, 2.0, -1.5, 1.0, 0.0, -0.5])  # not sorted: the learner's code must sort
@@ -214,7 +224,7 @@ def check_cached_attention_step(cached_attention_step) -> str:
 
 SCHEDULE_STEPS, SCHEDULE_SEEDS = 200, (0, 1)
 SCHEDULE_BATCH, SCHEDULE_SEQ = 16, 64
-SCHEDULE_TARGET = 0.06  # nats per character better than the lecture's schedule, on the yardstick, mean of the seeds
+SCHEDULE_TARGET = 0.06  # nats per character better than the lecture's schedule, mean of the seeds (dev, yardstick)
 SCHEDULE_MAX_LR = 0.1
 
 
@@ -224,10 +234,12 @@ def lecture_schedule(step: int, total_steps: int) -> float:
 
 
 @cache
-def _schedule_run(lrs: tuple[float, ...], seed: int) -> Score:
-    """Train the small GPT with these learning rates (one per step) and score it on the yardstick; cached, so
-    that the lecture's schedule is trained once per process, and an answer equal to it costs nothing."""
+def _schedule_run(lrs: tuple[float, ...], seed: int) -> tuple[Score, Score]:
+    """Train the small GPT with these learning rates (one per step) on the training text less the development
+    split, and score it there and on the yardstick: (development, yardstick). Cached, so that the lecture's
+    schedule is trained once per process, and an answer equal to it costs nothing."""
     ys = _yardstick()
+    dev = ys.development()
     mg.manual_seed(seed)
     model = GPT(GPTConfig(vocab_size=ys.vocab_size, block_size=SCHEDULE_SEQ, n_layer=2, n_head=4, n_embd=32))
     optimizer = optim.AdamW(model.parameters(), lr=lrs[0], betas=(0.9, 0.99), weight_decay=0.0)
@@ -235,14 +247,14 @@ def _schedule_run(lrs: tuple[float, ...], seed: int) -> Score:
     offsets = np.arange(SCHEDULE_SEQ)
     for lr in lrs:
         optim.set_lr(optimizer, lr)
-        starts = rng.integers(0, len(ys.train) - SCHEDULE_SEQ - 1, SCHEDULE_BATCH)
-        _, loss = model(ys.train[starts[:, None] + offsets], ys.train[starts[:, None] + offsets + 1])
+        starts = rng.integers(0, len(dev.train) - SCHEDULE_SEQ - 1, SCHEDULE_BATCH)
+        _, loss = model(dev.train[starts[:, None] + offsets], dev.train[starts[:, None] + offsets + 1])
         optimizer.zero_grad()
         loss.backward()
         mg.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
     model.eval()
-    return ys.score_logits(model)
+    return dev.score_logits(model), ys.score_logits(model)
 
 
 @cache
@@ -250,7 +262,8 @@ def _yardstick() -> Yardstick:
     return load()
 
 
-def check_lr_schedule(lr_schedule) -> str:
+def _schedule_verdict(lr_schedule, final: bool) -> str:
+    """Train with the learner's schedule and the lecture's on each seed; compare on the dev split or the yardstick."""
     lrs = []
     for step in range(SCHEDULE_STEPS):
         lr = lr_schedule(step, SCHEDULE_STEPS)
@@ -260,15 +273,15 @@ def check_lr_schedule(lr_schedule) -> str:
     baseline = tuple(lecture_schedule(step, SCHEDULE_STEPS) for step in range(SCHEDULE_STEPS))
     gains = []
     for seed in SCHEDULE_SEEDS:
-        gain, _ = _schedule_run(baseline, seed).gap(_schedule_run(tuple(lrs), seed))
+        gain, _ = _schedule_run(baseline, seed)[final].gap(_schedule_run(tuple(lrs), seed)[final])
         gains.append(gain)
         if not np.isfinite(gain):
             raise Wrong(f"第 {seed} 个种子上训练发散了：学习率最大到 {max(lrs):.3g}，太大了")
         if gain <= 0:  # already worse than the lecture's on one seed: no need to train the other to know
             break
     shown = "、".join(f"{g:+.3f}" for g in gains)
-    verdict = (f"{len(gains)} 个种子上，尺子上比讲义的学习率表逐窗口好 {shown} 纳特/字符"
-               f"（平均 {np.mean(gains):+.3f}）")
+    verdict = (f"{len(gains)} 个种子上，{'尺子' if final else DEV_PLACE}上比讲义的学习率表逐窗口好 {shown} "
+               f"纳特/字符（平均 {np.mean(gains):+.3f}）")
     if np.mean(gains) < SCHEDULE_TARGET or min(gains) <= 0:
         if max(lrs) > 0.01:
             hint = f"学习率最大到 {max(lrs):.3g}：这个小模型受不了这么大的步子，训练不稳"
@@ -278,7 +291,17 @@ def check_lr_schedule(lr_schedule) -> str:
         else:
             hint = "预热短一些、衰减晚一些，或者峰值换一个试试"
         raise Wrong(f"{verdict}；目标是平均好 {SCHEDULE_TARGET} 以上：{hint}")
-    return f"通过：{verdict}（目标 {SCHEDULE_TARGET}）"
+    return f"{verdict}（目标 {SCHEDULE_TARGET}）"
+
+
+def check_lr_schedule(lr_schedule) -> str:
+    """Graded on the development split (the training text's last tenth, never trained on)."""
+    return f"通过：{_schedule_verdict(lr_schedule, final=False)}。{FINAL_NOTE.format(number='6.7')}"
+
+
+def final_lr_schedule(lr_schedule) -> str:
+    """Graded once on the yardstick (`check --final 6.7`), with the same trained models."""
+    return f"通过：{_schedule_verdict(lr_schedule, final=True)}"
 
 
 EXERCISES = [
@@ -288,5 +311,6 @@ EXERCISES = [
     Exercise("6.4", "top_p_probs", "top-p（nucleus）", 2, check_top_p_probs),
     Exercise("6.5", "sample_next", "按温度、top-k、top-p 采样", 2, check_sample_next),
     Exercise("6.6", "cached_attention_step", "KV 缓存的一步", 3, check_cached_attention_step),
-    Exercise("6.7", "lr_schedule", "开放题：200 步的学习率表", 3, check_lr_schedule, open=True),
+    Exercise("6.7", "lr_schedule", "开放题：200 步的学习率表", 3, check_lr_schedule, open=True,
+             final=final_lr_schedule),
 ]

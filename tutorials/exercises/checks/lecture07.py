@@ -18,7 +18,7 @@ import tutorials.yardstick
 from minigpt import GPT, GPTConfig
 from minigpt.checkpoint import load_model
 from tutorials.exercises.checks.lecture01 import _reads_the_yardstick
-from tutorials.exercises.grading import Exercise, Wrong, as_array, compare, compare_number
+from tutorials.exercises.grading import DEV_PLACE, FINAL_NOTE, Exercise, Wrong, as_array, compare, compare_number
 from tutorials.kneser_ney import KneserNey
 from tutorials.yardstick import Score, Yardstick, load
 
@@ -30,7 +30,7 @@ MATCH = {
     "叠了 20 层之后，梯度传不到第一层": ("残差连接", "05 讲 §3"),
     "残差流的数值随深度越滚越大": ("LayerNorm", "05 讲 §4"),
     "整句并行训练时，前面的位置偷看了后面的字": ("因果遮罩", "06 讲 §3"),
-    "逐字生成时，每一步都把整段前文重算一遍": ("KV cache", "06 讲 §6"),
+    "逐字生成时，每一步都把整段前文重算一遍": ("KV 缓存", "06 讲 §6"),
 }
 
 
@@ -84,13 +84,13 @@ def check_greedy_generate(greedy_generate) -> str:
         got = greedy_generate(model, prompt.copy(), n)
     except ValueError as error:
         if "block_size" in str(error):
-            hint = "上下文超过 block_size 时，只能喂给模型最后 block_size 个 token：ids[:, -block_size:]"
+            hint = "上下文超过 block_size 时，只能喂给模型最后 block_size 个词元：ids[:, -block_size:]"
             raise Wrong(hint) from error
         raise
     got = as_array(got, "结果")
     compare(got, expected, "生成的 id", suspects=[
-        (expected[:, prompt.shape[1]:], "应返回提示加上新 token（形状 (B, T0 + n)），你只返回了新 token"),
-        (_first_position(model, prompt, n), "要用最后一个位置的 logits 猜下一个 token：logits[:, -1, :]"),
+        (expected[:, prompt.shape[1]:], "应返回提示加上新词元（形状 (B, T0 + n)），你只返回了新词元"),
+        (_first_position(model, prompt, n), "要用最后一个位置的 logits 猜下一个词元：logits[:, -1, :]"),
     ])
     return "通过：和 model.generate(ids, n, temperature=0) 生成的一模一样"
 
@@ -107,7 +107,7 @@ def check_kv_cache_floats(kv_cache_floats) -> str:
     compare_number(kv_cache_floats(2, 64, 100), 2 * 2 * 64 * 100, "不给 batch 时（默认 batch = 1）", suspects=[
         (0.0, "batch 的默认值应是 1（一条序列）")])
     mib = 2 * 12 * 768 * 1024 * 4 / 2**20
-    return f"通过：GPT-2 small 的 1024 个 token，用 float32 存要 {mib:.0f} MiB，每条序列一份"
+    return f"通过：GPT-2 small 的 1024 个词元，用 float32 存要 {mib:.0f} MiB，每条序列一份"
 
 
 def check_gpt_parameters(gpt_parameters) -> str:
@@ -117,7 +117,7 @@ def check_gpt_parameters(gpt_parameters) -> str:
         compare_number(gpt_parameters(V, block, L, C), actual, f"V = {V}、block_size = {block}、{L} 层、C = {C} 的 GPT",
                        suspects=[
                            (actual + V * C,
-                            "多算了 V·C：输出层 lm_head 和词向量表 wte 是同一个矩阵（tie_weights），只算一次"),
+                            "多算了 V·C：输出层 lm_head 和嵌入表 wte 是同一个矩阵（tie_weights），只算一次"),
                            (actual - block * C, "漏了可学习的位置表 wpe（block_size × C）"),
                            (actual - 2 * C, "漏了最后的 LayerNorm ln_f（2·C）"),
                        ])
@@ -161,7 +161,7 @@ def check_paired_gap(paired_gap) -> str:
 
 PRETRAINED = Path(tutorials.__file__).parent / "pretrained" / "shakespeare"
 KN_ORDER, KN_SCALE = 10, 1.2  # what kneser_ney.tune_order chose in lecture 01, on the training text alone
-MIX_TARGET = 0.015  # nats per character better than the better of the two (Kneser-Ney), window by window
+MIX_TARGET = 0.015  # nats per character better than the better of the two, window by window (dev split, yardstick)
 
 
 @cache
@@ -177,12 +177,19 @@ def _shipped_gpt() -> GPT:
 
 
 @cache
-def _mixing_probs() -> tuple[np.ndarray, np.ndarray]:
-    """Both models' probabilities of the yardstick's true characters: made once per process (about 20 s, most of
-    it counting the Kneser-Ney model), shared by every answer graded."""
+def _kneser_ney() -> KneserNey:
+    """Kneser-Ney counted on the text choose_mix receives: the training text less the development split (about
+    20 s, once per process)."""
     ys = _yardstick()
-    kn = KneserNey(ys.train, ys.vocab_size, KN_ORDER, KN_SCALE).probs(ys.x, ys.y, KN_ORDER)
-    return _gpt_probs(_shipped_gpt(), ys.x, ys.y), kn
+    return KneserNey(ys.development().train, ys.vocab_size, KN_ORDER, KN_SCALE)
+
+
+@cache
+def _mixing_probs(final: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Both models' probabilities of the true characters of the development split (or, final, of the yardstick)."""
+    windows = _yardstick() if final else _yardstick().development()
+    kn = _kneser_ney().probs(windows.x, windows.y, KN_ORDER)
+    return _gpt_probs(_shipped_gpt(), windows.x, windows.y), kn
 
 
 def _gpt_probs(model: GPT, x: np.ndarray, y: np.ndarray, batch_size: int = 64) -> np.ndarray:
@@ -202,47 +209,64 @@ def _gpt_probs(model: GPT, x: np.ndarray, y: np.ndarray, batch_size: int = 64) -
     return np.concatenate(out)
 
 
-def check_choose_mix(choose_mix) -> str:
+def _mix_weight(choose_mix) -> float:
+    """Run the learner's choice on the training text less the development split."""
     ys = _yardstick()
     if _reads_the_yardstick(choose_mix, ys):
         raise Wrong("不许碰尺子：choose_mix 用到了 tutorials.yardstick、load_dataset 或验证集的窗口。"
                     "权重只许在训练文本切出的开发集上挑，尺子只在最后打一次分")
-    train = ys.train.copy()
+    train = ys.development().train.copy()
     train.flags.writeable = False
     weight = choose_mix(train, ys.vocab_size, lambda x, y: _gpt_probs(_shipped_gpt(), x, y))
     if isinstance(weight, bool) or not isinstance(weight, (int, float, np.floating)) or not 0 <= weight <= 1:
         raise Wrong(f"应返回 GPT 的权重 λ，一个 0 到 1 之间的数，你的是 {weight!r}")
-    weight = float(weight)
-    gpt, kn = _mixing_probs()
+    return float(weight)
+
+
+def _score_mix(weight: float, final: bool) -> str:
+    """The verdict of the mix with GPT weight `weight` on the development split (or the yardstick)."""
+    gpt, kn = _mixing_probs(final)
     mixed = -np.log(weight * gpt + (1 - weight) * kn)
     gains = {}
     for name, other in (("Kneser-Ney", kn), ("GPT", gpt)):
         diff = (-np.log(other) - mixed).mean(axis=1)  # how much better the mix is, window by window
         gains[name] = (float(diff.mean()), float(diff.std(ddof=1) / math.sqrt(len(diff))))
-    verdict = (f"λ = {weight:.2f} 的混合在尺子上是 {mixed.mean():.3f} 纳特/字符，比 Kneser-Ney 好 "
-               f"{gains['Kneser-Ney'][0]:+.3f} ± {gains['Kneser-Ney'][1]:.3f}，比 GPT 好 "
+    verdict = (f"λ = {weight:.2f} 的混合在{'尺子' if final else DEV_PLACE}上是 {mixed.mean():.3f} 纳特/字符，"
+               f"比 Kneser-Ney 好 {gains['Kneser-Ney'][0]:+.3f} ± {gains['Kneser-Ney'][1]:.3f}，比 GPT 好 "
                f"{gains['GPT'][0]:+.3f} ± {gains['GPT'][1]:.3f}")
     if min(gains[name][0] for name in gains) < MIX_TARGET:
         if weight < 0.1:
             hint = ("λ 几乎是 0：像是在 Kneser-Ney 数过的文本上挑的——它在自己数过的文本上几乎背了下来，"
                     "显得比 GPT 好得多；要在没数过的开发集上挑")
         elif weight > 0.9:
-            hint = "GPT 占得太多：在尺子上单独的 GPT 比 Kneser-Ney 还差，混合要两边都取"
+            hint = "GPT 占得太多：在没见过的文本上，单独的 GPT 比 Kneser-Ney 还差，混合要两边都取"
         else:
             hint = "在开发集上把 λ 从 0 到 1 细细扫一遍，挑开发集损失最小的那个"
         raise Wrong(f"{verdict}；目标是比两者都好 {MIX_TARGET} 以上：{hint}")
-    return f"通过：{verdict}（目标 {MIX_TARGET}）"
+    return f"{verdict}（目标 {MIX_TARGET}）"
+
+
+def check_choose_mix(choose_mix) -> str:
+    """Graded on the development split (the training text's last tenth, which choose_mix never receives)."""
+    return (f"通过：{_score_mix(_mix_weight(choose_mix), final=False)}。附带的 GPT 训练时见过这段开发集，"
+            f"这里的分数偏袒它；尺子上的才算数。{FINAL_NOTE.format(number='7.6')}")
+
+
+def final_choose_mix(choose_mix) -> str:
+    """Graded once on the yardstick (`check --final 7.6`)."""
+    return f"通过：{_score_mix(_mix_weight(choose_mix), final=True)}"
 
 
 EXERCISES = [
     Exercise("7.1", "MATCH", "配对：毛病 → 补法", 1, check_match),
     Exercise("7.2", "greedy_generate", "贪心生成", 2, check_greedy_generate, forbids=(
         (GPT, "generate", "model.generate"),)),
-    Exercise("7.3", "kv_cache_floats", "KV cache 有多大", 2, check_kv_cache_floats),
+    Exercise("7.3", "kv_cache_floats", "KV 缓存有多大", 2, check_kv_cache_floats),
     Exercise("7.4", "gpt_parameters", "整个 GPT 有多少参数", 3, check_gpt_parameters),
     Exercise("7.5", "paired_gap", "两个模型在同一把尺子上差多少", 2, check_paired_gap, forbids=(
         (Score, "gap", "tutorials.yardstick 的 Score.gap"), (Score, "stderr", "tutorials.yardstick 的 Score.stderr"))),
-    Exercise("7.6", "choose_mix", "开放题：把 GPT 和 Kneser-Ney 混起来", 3, check_choose_mix, open=True, forbids=(
+    Exercise("7.6", "choose_mix", "开放题：把 GPT 和 Kneser-Ney 混起来", 3, check_choose_mix, open=True,
+             final=final_choose_mix, forbids=(
         (tutorials.yardstick, "load", "tutorials.yardstick.load（尺子只用来打分，挑选只许用训练文本）"),
         (minigpt.data, "load_dataset", "minigpt.data.load_dataset（它会切出验证集：挑选只许用训练文本）"))),
 ]

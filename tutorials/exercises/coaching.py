@@ -1,0 +1,110 @@
+"""Help after the checker's one line, and what the learner has been given: hints, solutions, final scores.
+
+The checker's verdict comes first (a named mistake says more than any hint); then `--hint 3.3` hands out the next
+of the exercise's hints (hints.py), `--reveal 3.3` shows the reference solution's code, and `--final 1.6` scores an
+open task on the yardstick, once. What was handed out is remembered in a small JSON file, so that the next
+`--hint` gives the next hint and a second `--final` shows the first score instead of measuring again:
+$MINIGRAD_COURSE_STATE when it is set (a path to the file), else ~/.cache/minigrad-course/progress.json.
+Read next: hints.py, the hints themselves.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import tutorials.solutions
+from tutorials.exercises.grading import Exercise, Result
+from tutorials.exercises.hints import hints_for
+
+STATE_VARIABLE = "MINIGRAD_COURSE_STATE"
+
+
+def state_path() -> Path:
+    """The progress file: $MINIGRAD_COURSE_STATE, or ~/.cache/minigrad-course/progress.json."""
+    chosen = os.environ.get(STATE_VARIABLE)
+    return Path(chosen) if chosen else Path.home() / ".cache" / "minigrad-course" / "progress.json"
+
+
+def load_state() -> dict[str, Any]:
+    """What has been handed out so far: {"hints": {"3.3": 2}, "revealed": [...], "finals": {"1.6": {...}}}."""
+    path = state_path()
+    state = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    return {"hints": state.get("hints", {}), "revealed": state.get("revealed", []), "finals": state.get("finals", {})}
+
+
+def save_state(state: dict[str, Any]) -> None:
+    path = state_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(state, ensure_ascii=False, indent=1), encoding="utf-8")
+
+
+def next_hint(exercise: Exercise) -> str:
+    """The next hint not yet seen (the last one again once all are seen), as the lines to print; remembered."""
+    hints = hints_for(exercise.number)
+    if not hints:
+        return f"练习 {exercise.number} 是 ★ 题，没有提示：照讲义里的写法敲一遍，再运行检查。"
+    state = load_state()
+    seen = min(int(state["hints"].get(exercise.number, 0)) + 1, len(hints))
+    state["hints"][exercise.number] = seen
+    save_state(state)
+    line = f"提示 {seen}/{len(hints)}：{hints[seen - 1]}"
+    if seen < len(hints):
+        return f"{line}\n（还卡住的话，再运行一次 --hint {exercise.number}，下一条会更具体。）"
+    return (f"{line}\n（这是最后一条提示。还卡住的话，--reveal {exercise.number} 会给出参考答案——"
+            "先再试一次，自己写出来的才记得住。）")
+
+
+def reveal(exercise: Exercise, result: Result) -> str:
+    """The reference solution's code, after a line saying whether the learner's own answer has passed; remembered."""
+    state = load_state()
+    if exercise.number not in state["revealed"]:
+        state["revealed"].append(exercise.number)
+        save_state(state)
+    verdict = ("你已经通过了这一题；对照一下参考答案的写法：" if result.passed else
+               f"你还没有通过这一题（{result.message}）。参考答案：")
+    lecture = exercise.number.split(".")[0].zfill(2)
+    return f"{verdict}\n（tutorials/solutions/lecture{lecture}.py）\n\n{solution_code(exercise)}"
+
+
+def solution_code(exercise: Exercise) -> str:
+    """The reference solution of one exercise: its definition in tutorials/solutions/lectureNN.py, with the
+    module's own definitions it uses (a helper class, an earlier exercise's function), those first."""
+    lecture = exercise.number.split(".")[0].zfill(2)
+    source = (Path(tutorials.solutions.__file__).parent / f"lecture{lecture}.py").read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    definitions = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            definitions[node.name] = node
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):  # a constant such as 7.1's MATCH
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    definitions[target.id] = node
+    wanted, order = [exercise.name], []
+    while wanted:  # the definition, then every module-level definition it names, depth first
+        name = wanted.pop()
+        if name in definitions and definitions[name] not in order:
+            order.append(definitions[name])
+            wanted += [n.id for n in ast.walk(definitions[name]) if isinstance(n, ast.Name)]
+    order.sort(key=lambda node: node.lineno)  # in the file's order: helpers before their users
+    lines = source.splitlines()
+    first = [min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]) for node in order]
+    return "\n\n".join("\n".join(lines[start - 1:node.end_lineno]) for start, node in zip(first, order))
+
+
+def recorded_final(exercise: Exercise) -> dict[str, str] | None:
+    """The yardstick score recorded by the first `--final` of this exercise, or None."""
+    return load_state()["finals"].get(exercise.number)
+
+
+def record_final(exercise: Exercise, result: Result) -> None:
+    state = load_state()
+    state["finals"][exercise.number] = {"status": result.status, "message": result.message,
+                                        "when": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}
+    save_state(state)

@@ -73,6 +73,15 @@ def test_hints_fold_under_their_exercise():
     assert '<details class="hint">' not in html
 
 
+def test_the_pages_fold_the_hints_that_check_hint_gives():
+    from tutorials.exercises.hints import hints_for
+
+    html, _ = exercises_html(ROOT / "tutorials" / "exercises" / "lecture03.py", "03")
+    shown = [hint for n in ("3.1", "3.2", "3.3", "3.4", "3.5", "3.6") for hint in hints_for(n)]
+    assert len(shown) >= 6 and html.count('<details class="hint">') == len(shown)
+    assert all(hint.split("\n")[0][:20] in html for hint in shown)
+
+
 def chromium():
     """A headless Chromium through chromedriver with its performance log on, or a reason to skip."""
     webdriver = pytest.importorskip("selenium.webdriver", reason="the browser test needs selenium (extra [site])")

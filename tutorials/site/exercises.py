@@ -48,15 +48,11 @@ def read_stubs(path: Path) -> tuple[str, list[Stub]]:
 
 
 def exercise_hints(number: str) -> list[str]:
-    """The hints tutorials.exercises holds for exercise `number` (none while the exercises carry no hints)."""
-    from tutorials.exercises import find
+    """The progressive hints of exercise `number`, vaguest first, as `check --hint` gives them one by one
+    (tutorials/exercises/hints.py); none for a ★ exercise."""
+    from tutorials.exercises.hints import hints_for
 
-    try:
-        exercise = find(number)
-    except ValueError:
-        return []
-    hints = getattr(exercise, "hints", None) or getattr(exercise, "hint", None) or ()
-    return [hints] if isinstance(hints, str) else [str(h) for h in hints]
+    return hints_for(number)
 
 
 def exercises_html(path: Path, lecture: str,

@@ -303,6 +303,7 @@ def test_attention_differentiates_a_float_mask_that_requires_grad(device, data):
              torch_fn=lambda q, k, v, m: torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m))
 
 
+@pytest.mark.torch
 def test_attention_mask_gradient_with_masked_entries_and_float32(device):
     """-inf entries in a learned mask get gradient 0, as in PyTorch; float32 in, float32 out and float32 gradient."""
     rng = np.random.default_rng(0)

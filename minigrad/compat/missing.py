@@ -78,7 +78,7 @@ GAPS: dict[str, dict[str, str]] = {
                         "minigrad has no parameters_to_vector; mg.cat([p.reshape(-1) for p in parameters]) builds it"),
     },
     "minigrad.cuda": {
-        **dict.fromkeys(["amp", "GradScaler"], AMP),
+        "amp": AMP,
         "is_bf16_supported": "minigrad has no bfloat16 (NumPy has none); use float16 or float32",
         **dict.fromkeys(["set_device", "synchronize", "device_count"],
                         "minigrad has no device management (it uses CuPy's current GPU); use mg.cuda.is_available() "

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any, NoReturn
@@ -35,11 +36,13 @@ from minigpt.data import DataError
 from minigpt.errors import ConfigError, TrainingError
 from minigpt.preflight import config_for_resume
 from minigpt.progress import discard_stdout
+from minigpt.threads import thread_chooser
 from minigpt.tokenizer import UnknownCharacterError
 from minigpt.train import train
 from minigrad.viz.render import FORMATS
 
 DEFAULTS = TrainConfig()
+STREAM_EVERY = 16  # characters `minigpt sample` writes at a time
 SIGPIPE = getattr(signal, "SIGPIPE", 13)  # (13 on every Unix; Windows has no such signal)
 TANG = CORPUS_DEFAULTS["tang"]  # where --corpus tang's defaults differ, --help shows both
 
@@ -214,6 +217,8 @@ def _add_sample_parser(commands: Any) -> None:
                         help="draw only from the likeliest characters that make up probability P (default: 1)")
     sample.add_argument("--seed", type=_non_negative_int, default=1337, metavar="S",
                         help="random seed (default: 1337)")
+    sample.add_argument("--threads", type=_thread_count, default=0, metavar="N",
+                        help="BLAS threads (default 0: measured as the text is written, as `minigpt train` does)")
 
 
 def _add_draw_parser(commands: Any) -> None:
@@ -248,6 +253,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     prog = f"minigpt {args.command}"
+    try:
+        mg.kernels.implementation()  # reads MINIGRAD_KERNELS: a bad value is the user's input, said in one line
+    except ValueError as error:
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        return 2
     try:
         if args.command == "train":
             return _train(args)
@@ -292,11 +302,28 @@ def _sample(args: argparse.Namespace) -> int:
     except UnknownCharacterError as error:
         raise UnknownCharacterError(f"--prompt: {error}") from None
     mg.manual_seed(args.seed)
-    out = model.generate([ids], args.max_new_tokens, temperature=args.temperature, top_k=args.top_k,
-                         top_p=args.top_p)
-    text = tokenizer.decode(out[0])
-    print(text if args.prompt else text[len(start):])
+    chooser, _ = thread_chooser(args.threads, "cpu")
+    chooser.every, chooser.trial_steps = 1_000, 1  # a trial of one chunk per count, once
+    if args.prompt:
+        _write(args.prompt)
+    ids = np.array([ids])  # (1, T)
+    # Written as it is generated, STREAM_EVERY characters at a time, so that `| head` stops it early. generate
+    # continues the same draws from the same seed whether it is called once or in pieces.
+    for done in range(0, args.max_new_tokens, STREAM_EVERY):
+        chooser.before_step()
+        started = time.perf_counter()
+        out = model.generate(ids, min(STREAM_EVERY, args.max_new_tokens - done), temperature=args.temperature,
+                             top_k=args.top_k, top_p=args.top_p)
+        chooser.after_step(time.perf_counter() - started)
+        _write(tokenizer.decode(out[0, ids.shape[1]:].tolist()))
+        ids = out
+    _write("\n")
     return 0
+
+
+def _write(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
 
 
 def _draw(args: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@ one test into another, or from the checkout into a test. Commands run as subproc
 import ast
 import io
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -307,3 +308,42 @@ def test_off_a_terminal_progress_is_a_plain_line_every_few_seconds():
     said = lines.getvalue().splitlines()
     assert len(said) == 100 * 0.5 // PLAIN_INTERVAL_S  # one line each PLAIN_INTERVAL_S seconds
     assert said[0] == f"train 10/100 (10%) loss=2.91 [{PLAIN_INTERVAL_S:.0f} s]"
+
+
+def test_sample_writes_the_text_as_it_is_generated(trained):
+    """The first characters arrive long before the last: `minigpt sample | head -c 20` stops it early."""
+    argv = [sys.executable, "-m", "minigpt", "sample", "--out-dir", str(trained / "out"), "--prompt", "All:",
+            "--max-new-tokens", "100000", "--threads", "1"]
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    try:
+        ready, _, _ = select.select([process.stdout], [], [], 60)  # 100,000 characters take minutes
+        assert ready, "nothing written within a minute"
+        first = process.stdout.read(20)  # the prompt and the first piece, written at once
+        assert first.startswith(b"All:") and len(first) == 20
+        assert process.poll() is None  # still writing
+        process.stdout.close()  # the reader goes, as head's does: a quiet stop
+        stderr = process.stderr.read().decode()
+        process.wait(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 128 + signal.SIGPIPE and stderr == "", stderr
+
+
+def test_sample_in_pieces_is_the_same_text_as_generate_at_once(trained, capsys):
+    from minigpt.cli import STREAM_EVERY
+
+    model, tokenizer = checkpoint.load_model(str(trained / "out"))
+    mg.manual_seed(3)
+    once = tokenizer.decode(model.generate([tokenizer.encode("All:")], 3 * STREAM_EVERY + 5, temperature=0.8)[0])
+    assert main(["sample", "--out-dir", str(trained / "out"), "--prompt", "All:", "--max-new-tokens",
+                 str(3 * STREAM_EVERY + 5), "--seed", "3", "--threads", "2"]) == 0
+    assert capsys.readouterr().out == once + "\n"
+    assert mg.get_num_threads() == 2  # --threads is used
+
+
+def test_a_bad_minigrad_kernels_value_is_one_line(trained):
+    argv = [sys.executable, "-m", "minigpt", "sample", "--out-dir", str(trained / "out"), "--max-new-tokens", "5"]
+    result = subprocess.run(argv, capture_output=True, text=True, env={**ENV, "MINIGRAD_KERNELS": "bogus"},
+                            timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "MINIGRAD_KERNELS must be 'numpy' or 'numba'" in result.stderr

@@ -122,8 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
     train = commands.add_parser("train", help="train a GPT (the built-in Shakespeare corpus by default)",
                                 description="Train a character-level GPT; defaults are nanoGPT's CPU settings. "
                                 "Ctrl-C or SIGTERM saves a checkpoint after the current step and exits (status 130 "
-                                "or 143; a second one quits at once); so does a closed stdout (`minigpt train | "
-                                "head`), quietly, with status 141, as a Unix tool stops when its reader goes away.")
+                                "or 143; SIGHUP too, 129; a second one quits at once); so does a closed stdout "
+                                "(`minigpt train | head`), quietly, with status 141, as a Unix tool stops when its "
+                                "reader goes away.")
     _add_io_flags(train.add_argument_group("I/O"))
     _add_model_flags(train.add_argument_group("data and model"))
     _add_optimisation_flags(train.add_argument_group("optimisation"))

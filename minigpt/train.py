@@ -100,7 +100,7 @@ def train(cfg: TrainConfig) -> TrainResult:
     """Train (or, with cfg.resume, continue training) a GPT as `cfg` says; checkpoints go to cfg.out_dir."""
     run = _prepare(cfg)  # 1. data, 2. model, 3. optimizer, 4. resume (under mpiexec: on every rank)
     cfg, model, optimizer = run.cfg, run.trained, run.optimizer
-    with (ddp.quiet_unless_writer(run.rank), _stopper(run) as stop,
+    with (preflight.only_run_in(run.out_dir, run.rank), ddp.quiet_unless_writer(run.rank), _stopper(run) as stop,
           closing(Progress(cfg.max_iters, "train", initial=run.start_iter)) as bar, _no_float_warnings()):
         _announce(run)  # (from here on, a closed stdout stops the run: see signals.py)
         threads, how = _thread_chooser(run)
@@ -129,13 +129,9 @@ def train(cfg: TrainConfig) -> TrainResult:
             threads.before_step()
             t_step = time.perf_counter()
             optimizer.zero_grad()
-            for micro_step in range(run.micro_steps):  # --grad-accum's micro-batches (under mpiexec: this rank's)
-                x, y = _next_batch(run)
-                with ddp.no_sync_unless(model, last=micro_step == run.micro_steps - 1):
-                    # forward
-                    logits, loss = model(x, y)
-                    # backward
-                    (loss / run.micro_steps).backward()  # the step's gradient: the mean over its micro-batches
+            logits, loss = _accumulate(run, stop)  # forward and backward over --grad-accum's micro-batches
+            if logits is None:  # a signal came between micro-steps: the half-made step is dropped, the run saved
+                continue
             ddp.sync_gradients(model)  # under mpiexec: the mean over every rank's micro-batches too
             if cfg.grad_clip > 0:
                 nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
@@ -153,6 +149,23 @@ def train(cfg: TrainConfig) -> TrainResult:
             bar.update(1)
         _say_done(run, iter_num, time.perf_counter() - t_start)
     return TrainResult(iter_num, run.best_val_loss, interrupted=False)
+
+
+def _accumulate(run: _Run, stop: StopOnSignals | ddp.AgreedStop) -> tuple[Any, Any]:
+    """The step's gradient, the mean over its micro-batches (under mpiexec: this rank's share), and the last
+    micro-batch's logits and loss; (None, None) when a signal came between two of them in one process, so that
+    a large --grad-accum never holds a stop for a whole step (ranks agree on a stop once a step: they finish it)."""
+    logits = loss = None
+    for micro_step in range(run.micro_steps):
+        if micro_step and stop.requested and run.world == 1:
+            return None, None
+        x, y = _next_batch(run)
+        with ddp.no_sync_unless(run.trained, last=micro_step == run.micro_steps - 1):
+            # forward
+            logits, loss = run.trained(x, y)
+            # backward
+            (loss / run.micro_steps).backward()
+    return logits, loss
 
 
 @contextlib.contextmanager

@@ -13,6 +13,7 @@ import select
 import signal
 import subprocess
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -146,7 +147,7 @@ def signal_when_training(process, signum):
         process.kill()
 
 
-@pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)])
 def test_ctrl_c_and_sigterm_save_a_checkpoint_and_exit_128_plus_the_signal(tmp_path, signum, status):
     process = start_training(tmp_path, "--eval-interval", "1000000")
     stdout, stderr = signal_when_training(process, signum)
@@ -347,3 +348,35 @@ def test_a_bad_minigrad_kernels_value_is_one_line(trained):
                             timeout=120)
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "MINIGRAD_KERNELS must be 'numpy' or 'numba'" in result.stderr
+
+
+def test_a_stop_does_not_wait_for_the_rest_of_a_long_step(tmp_path):
+    """With many micro-batches a step, the signal is read between them: the half-made step is dropped, the run
+    saved at the last whole step, promptly."""
+    process = start_training(tmp_path, "--eval-interval", "1000000", "--grad-accum", "1024")
+    started = time.monotonic()
+    stdout, stderr = signal_when_training(process, signal.SIGTERM)
+    assert process.returncode == 143, stderr
+    assert time.monotonic() - started < 30  # 1024 micro-batches of this model take minutes on a busy machine
+    assert checkpoint.load_checkpoint(tmp_path / "out").iter_num == 0
+
+
+def test_grad_accum_is_bounded(trained, capsys):
+    assert main(["train", "--data", str(trained / "input.txt"), "--out-dir", "big", "--grad-accum", "1000000000"]) == 2
+    assert "grad_accum must be at most 1024" in capsys.readouterr().err
+
+
+def test_a_second_run_into_a_busy_out_dir_is_refused(trained, tmp_path, capsys):
+    from minigpt.preflight import only_run_in
+
+    out = tmp_path / "busy"
+    out.mkdir()
+    with only_run_in(out):  # another run holds the folder
+        status = main(["train", "--data", str(trained / "input.txt"), "--out-dir", str(out), *TINY_FLAGS,
+                       "--max-iters", "2"])
+    assert status == 2
+    assert f"--out-dir {out} is in use by another run (process {os.getpid()})" in capsys.readouterr().err
+    assert not (out / "model.safetensors").exists()
+    assert main(["train", "--data", str(trained / "input.txt"), "--out-dir", str(out), *TINY_FLAGS,
+                 "--max-iters", "2", "--eval-interval", "2"]) == 0  # free again
+    assert not (out / ".lock").exists()

@@ -245,6 +245,9 @@ def _add_draw_parser(commands: Any) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the `minigpt` command; returns the exit status: 0 ok, 1 a run that had to stop, 2 bad input, and
     128 + the signal's number when one stopped it (130 Ctrl-C, 143 SIGTERM, 141 a closed stdout)."""
+    if sys.stdout is None:  # started with stdout closed (`minigpt train >&-`): Python has none to write to
+        print("minigpt: error: stdout is closed; send it to a file or to /dev/null instead", file=sys.stderr)
+        return 2
     try:
         return _run(build_parser().parse_args(argv))
     except BrokenPipeError:  # the reader of stdout has gone (`minigpt sample | head`): stop quietly, as Unix tools do

@@ -380,3 +380,12 @@ def test_a_second_run_into_a_busy_out_dir_is_refused(trained, tmp_path, capsys):
     assert main(["train", "--data", str(trained / "input.txt"), "--out-dir", str(out), *TINY_FLAGS,
                  "--max-iters", "2", "--eval-interval", "2"]) == 0  # free again
     assert not (out / ".lock").exists()
+
+
+def test_a_closed_stdout_at_the_start_is_one_line(tmp_path):
+    """`minigpt train >&-` once died in a traceback (sys.stdout is None); now one line on stderr, status 2."""
+    argv = [sys.executable, "-m", "minigpt", "train", "--max-iters", "1", "--out-dir", str(tmp_path / "out")]
+    result = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV, timeout=120,
+                            preexec_fn=lambda: os.close(1))
+    assert result.returncode == 2
+    assert result.stderr == "minigpt: error: stdout is closed; send it to a file or to /dev/null instead\n"

@@ -33,6 +33,7 @@ from minigpt.checkpoint import load_model
 from minigpt.config import CORPUS_DEFAULTS, MAX_THREADS, TrainConfig
 from minigpt.corpus import CORPORA
 from minigpt.data import DataError
+from minigpt.distributed_training import launched_rank_and_size
 from minigpt.errors import ConfigError, TrainingError
 from minigpt.preflight import config_for_resume
 from minigpt.progress import discard_stdout
@@ -48,10 +49,11 @@ TANG = CORPUS_DEFAULTS["tang"]  # where --corpus tang's defaults differ, --help 
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, with its errors on one line (argparse's own print the usage first)."""
+    """argparse, with its errors on one line (argparse's own print the usage first), said by rank 0 alone."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        _say(f"{self.prog}: error: {message} (see {self.prog} --help)")
+        self.exit(2)
 
 
 def _positive_int(text: str) -> int:
@@ -269,10 +271,10 @@ def _run(args: argparse.Namespace) -> int:
             return _draw(args)
         return _sample(args)
     except (ConfigError, DataError, mg.CheckpointError, UnknownCharacterError) as error:
-        print(f"{prog}: error: {error}", file=sys.stderr)
+        _say(f"{prog}: error: {error}")
         return 2
     except TrainingError as error:
-        print(f"{prog}: stopped: {error}", file=sys.stderr)
+        _say(f"{prog}: stopped: {error}")
         return 1
     except BrokenPipeError:
         raise
@@ -282,6 +284,12 @@ def _run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt as error:  # a second Ctrl-C or SIGTERM: stop at once, without saving
         print(f"\n{prog}: interrupted", file=sys.stderr)
         return 128 + getattr(error, "signum", signal.SIGINT)
+
+
+def _say(line: str) -> None:
+    """A refusal on stderr, once: under `mpiexec -n N` every rank refuses alike, and rank 0 speaks for them."""
+    if launched_rank_and_size()[0] == 0:
+        print(line, file=sys.stderr)
 
 
 def _train(args: argparse.Namespace) -> int:

@@ -389,3 +389,14 @@ def test_a_closed_stdout_at_the_start_is_one_line(tmp_path):
                             preexec_fn=lambda: os.close(1))
     assert result.returncode == 2
     assert result.stderr == "minigpt: error: stdout is closed; send it to a file or to /dev/null instead\n"
+
+
+@pytest.mark.parametrize(("rank", "said"), [("0", True), ("1", False)])
+def test_a_refusal_under_mpiexec_is_said_by_rank_0_only(trained, capsys, monkeypatch, rank, said):
+    """Every rank refuses a bad flag alike; the line once came N times."""
+    monkeypatch.setenv("PMI_SIZE", "2")
+    monkeypatch.setenv("PMI_RANK", rank)
+    assert main(["train", "--data", str(trained / "input.txt"), "--out-dir", "big", "--grad-accum", "2000"]) == 2
+    assert ("grad_accum must be at most 1024" in capsys.readouterr().err) == said
+    assert run(["train", "--grad-accum", "0"]) == 2  # argparse's own refusals too
+    assert ("must be a positive integer, got 0" in capsys.readouterr().err) == said

@@ -144,3 +144,13 @@ def test_the_graphviz_hint_names_the_missing_python_package(tmp_path, monkeypatc
     assert "no graphviz `dot` program found" not in message
     assert ("graphviz's `dot` program is installed" in message) == have_dot
     assert ("rendering also needs graphviz's `dot` program" in message) == (not have_dot)
+
+
+def test_the_notebooks_extra_installs_a_notebook_to_open_the_lectures_in():
+    """`.[notebooks]` once installed jupytext and a kernel but no interface: the command in tutorials/README.md
+    that opens a lecture needs one."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    names = [re.match(r"[A-Za-z0-9_.-]+", requirement).group(0) for requirement in extras["notebooks"]]
+    assert "notebook" in names or "jupyterlab" in names
+    tutorials = (ROOT / "tutorials" / "README.md").read_text(encoding="utf-8")
+    assert 'pip install -e ".[notebooks]"' in tutorials and "jupyter notebook tutorials/00_autograd.ipynb" in tutorials

@@ -108,5 +108,8 @@ def refuse(module: str, name: str) -> AttributeError:
     torch_name = module.replace("minigrad.functional", "torch.nn.functional").replace("minigrad", "torch", 1)
     if why is not None:
         return AttributeError(f"{torch_name}.{name}: {why}")
-    return AttributeError(f"module {module!r} has no attribute {name!r} (the torch names minigrad covers are listed "
+    if name.startswith("_") and module in ("minigrad.Tensor", "minigrad.nn.Module"):  # Python's own probes
+        return AttributeError(f"{module.rpartition('.')[2]!r} object has no attribute {name!r}")
+    owner = "object" if module in ("minigrad.Tensor", "minigrad.nn.Module") else "module"
+    return AttributeError(f"{owner} {module!r} has no attribute {name!r} (the torch names minigrad covers are listed "
                           "in docs/torch_names.md)")

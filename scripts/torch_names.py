@@ -55,7 +55,7 @@ ELSEWHERE = {
     "minigrad.Function": "torch.autograd.Function",
     "minigrad.detect_anomaly": "torch.autograd.detect_anomaly",
     "minigrad.grad": "torch.autograd.grad",
-    "minigrad.tools.gradcheck": "torch.autograd.gradcheck",
+    "minigrad.gradcheck": "torch.autograd.gradcheck",
     "minigrad.gradgradcheck": "torch.autograd.gradgradcheck",
 }
 

@@ -129,8 +129,8 @@ def train(cfg: TrainConfig) -> TrainResult:
             threads.before_step()
             t_step = time.perf_counter()
             optimizer.zero_grad()
-            logits, loss = _accumulate(run, stop)  # forward and backward over --grad-accum's micro-batches
-            if logits is None:  # a signal came between micro-steps: the half-made step is dropped, the run saved
+            loss = _accumulate(run, stop)  # forward and backward over --grad-accum's micro-batches
+            if loss is None:  # a signal came between micro-steps: the half-made step is dropped, the run saved
                 continue
             ddp.sync_gradients(model)  # under mpiexec: the mean over every rank's micro-batches too
             if cfg.grad_clip > 0:
@@ -139,10 +139,8 @@ def train(cfg: TrainConfig) -> TrainResult:
             optimizer.step()
             threads.after_step(time.perf_counter() - t_step)
 
-            # Keep only the loss value: the loss tensor still points at the graph, which holds the logits
-            # and every activation; dropping them here frees that memory before the next forward.
+            # Keep only the loss value: its graph holds every activation, freed here before the next forward.
             loss = loss.detach()
-            del logits
             iter_num += 1
             if iter_num % cfg.log_interval == 0:
                 t_log = _log_step(run, bar, iter_num, loss, lr, threads.chosen, t_log)
@@ -151,21 +149,19 @@ def train(cfg: TrainConfig) -> TrainResult:
     return TrainResult(iter_num, run.best_val_loss, interrupted=False)
 
 
-def _accumulate(run: _Run, stop: StopOnSignals | ddp.AgreedStop) -> tuple[Any, Any]:
-    """The step's gradient, the mean over its micro-batches (under mpiexec: this rank's share), and the last
-    micro-batch's logits and loss; (None, None) when a signal came between two of them in one process, so that
-    a large --grad-accum never holds a stop for a whole step (ranks agree on a stop once a step: they finish it)."""
-    logits = loss = None
+def _accumulate(run: _Run, stop: StopOnSignals | ddp.AgreedStop) -> mg.Tensor | None:
+    """The step's gradient, the mean over its micro-batches (at least one), and the last one's loss; None when a
+    signal came between two (in one process: under mpiexec the ranks agree on a stop once a step, and finish it)."""
     for micro_step in range(run.micro_steps):
         if micro_step and stop.requested and run.world == 1:
-            return None, None
+            return None
         x, y = _next_batch(run)
         with ddp.no_sync_unless(run.trained, last=micro_step == run.micro_steps - 1):
             # forward
-            logits, loss = run.trained(x, y)
+            _, loss = run.trained(x, y)
             # backward
             (loss / run.micro_steps).backward()
-    return logits, loss
+    return loss
 
 
 @contextlib.contextmanager

@@ -169,7 +169,8 @@ def classify(torch_name: str) -> tuple[str, str]:
     minigrad.nn.functional.gelu); an optimizer's attributes on an optimizer, as they are set when it is made."""
     import minigrad as mg
 
-    parts = torch_name.split(".")
+    moved = {torch: ours for ours, torch in ELSEWHERE.items()}  # torch.autograd.grad is minigrad.grad, ...
+    parts = moved.get(torch_name, torch_name).split(".")
     parts[0] = "minigrad"
     if parts[:3] == ["minigrad", "optim", "Optimizer"] and len(parts) == 4:
         where, rest = mg.optim.SGD([mg.nn.Parameter(mg.zeros(1))], lr=0.1), parts[3:]

@@ -66,6 +66,7 @@ GAPS: dict[str, dict[str, str]] = {
         "pin_memory": "minigrad has no pinned memory; drop .pin_memory(): x.to('cuda') copies from ordinary memory",
         "unique": "minigrad has no unique; numpy.unique(x.numpy()) gives the values (unique has no gradient)",
         "scatter_add_": "minigrad has no in-place scatter_add_; use x = x.scatter_add(dim, index, src)",
+        "t_": "minigrad has no in-place t_; use x = x.t()",
     },
     "minigrad.nn.Module": {
         "compile": COMPILER,

@@ -24,11 +24,10 @@ from minigrad.core import backend
 
 __all__ = [
     "acosh", "all", "any", "atanh", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or",
-    "bitwise_right_shift", "bitwise_xor", "ceil", "clamp_max", "clamp_min", "cosh", "div", "dropout", "exp2", "expm1",
-    "fix",
-    "floor", "floor_divide", "fmod", "frac", "hypot", "lerp", "log10", "log1p", "log2", "logaddexp", "logit", "mm",
-    "mul", "mv", "nan_to_num", "neg", "negative", "pow", "reciprocal", "remainder", "repeat_interleave", "round",
-    "sinh", "sub", "tan", "trunc", "unsqueeze", "xlogy",
+    "bitwise_right_shift", "bitwise_xor", "ceil", "clamp_max", "clamp_min", "cosh", "div", "dropout", "exp2",
+    "expm1", "floor", "floor_divide", "fmod", "frac", "hypot", "lerp", "log10", "log1p", "log2", "logaddexp",
+    "logit", "mm", "mul", "mv", "nan_to_num", "neg", "negative", "pow", "rand_like", "reciprocal", "remainder",
+    "repeat_interleave", "round", "sinh", "sub", "tan", "trunc", "unsqueeze", "xlogy",
 ]
 
 
@@ -139,9 +138,6 @@ def tan(input: Any) -> minigrad.Tensor:
 def trunc(input: Any) -> minigrad.Tensor:
     x = _tensor(input)
     return x.clone() if x.dtype.kind != "f" else _zero_gradient(x, backend.get_array_module(x.data).trunc(x.data))
-
-
-fix = trunc
 
 
 def floor(input: Any) -> minigrad.Tensor:
@@ -306,6 +302,15 @@ def mv(input: Any, vec: Any) -> minigrad.Tensor:
     return a @ v
 
 
+def rand_like(input: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> minigrad.Tensor:
+    """Samples of U[0, 1) shaped like `input` (its dtype and device unless given), as torch.rand_like."""
+    like = _tensor(input)
+    dtype = like.dtype if dtype is None else np.dtype(dtype)
+    if dtype.kind != "f":
+        raise TypeError(f"rand_like: uniform samples need a float dtype, not {dtype}; pass dtype=")
+    return minigrad.rand(*like.shape, dtype=dtype, device=device or like.device, requires_grad=requires_grad)
+
+
 def dropout(input: Any, p: float, train: bool) -> minigrad.Tensor:
     return minigrad.functional.dropout(_tensor(input), p, train)
 
@@ -338,8 +343,8 @@ class CompatMathMethods:
     __slots__ = ()
     log10, log2, exp2, log1p, expm1, logaddexp, xlogy, logit = log10, log2, exp2, log1p, expm1, logaddexp, xlogy, logit
     sinh, cosh, tan, acosh, atanh, arccosh, arctanh = sinh, cosh, tan, acosh, atanh, acosh, atanh
-    trunc, fix, floor, ceil, round, frac, reciprocal, neg, negative = trunc, fix, floor, ceil, round, frac, \
-        reciprocal, neg, negative
+    trunc, floor, ceil, round, frac, reciprocal, neg, negative = trunc, floor, ceil, round, frac, reciprocal, \
+        neg, negative
     sub, mul, div, pow, hypot, lerp, clamp_min, clamp_max, nan_to_num = sub, mul, div, pow, hypot, lerp, clamp_min, \
         clamp_max, nan_to_num
     subtract, multiply, divide, true_divide = sub, mul, div, div

@@ -182,6 +182,8 @@ def test_every_operator_between_an_array_and_a_tensor_gives_the_tensors_result(n
         array, data, requires_grad = np.array([[1, 2], [3, 1]]), np.array([[1, 2], [0, 1]]), False
     else:
         array, data = np.array([[1.0, -2.5], [3.0, 0.5]]), np.array([[2.0, 1.5], [-1.0, 4.0]])
+        if name == "pow":  # a negative base to a fractional power is NaN: keep to real results
+            array, data = np.abs(array), np.abs(data)
     t = mg.tensor(data, dtype=data.dtype, requires_grad=requires_grad)
     result = op(array, t) if array_on_the_left else op(t, array)
     assert isinstance(result, mg.Tensor), type(result)

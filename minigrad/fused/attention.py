@@ -39,7 +39,7 @@ def mask_causal_(xp: Any, scores: Any) -> Any:
     it stay finite, as in PyTorch's fused attention on the CPU (its reference formula, which adds the -inf mask,
     would spread the NaN to every row; a future token then could change the past).
     """
-    scores[..., causal_hidden(xp, *scores.shape[-2:])] = -xp.inf
+    xp.copyto(scores, -xp.inf, where=causal_hidden(xp, *scores.shape[-2:]))  # (where= broadcasts, on CuPy too)
     return scores
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any, NoReturn
@@ -32,23 +33,27 @@ from minigpt.checkpoint import load_model
 from minigpt.config import CORPUS_DEFAULTS, MAX_THREADS, TrainConfig
 from minigpt.corpus import CORPORA
 from minigpt.data import DataError
+from minigpt.distributed_training import launched_rank_and_size
 from minigpt.errors import ConfigError, TrainingError
 from minigpt.preflight import config_for_resume
 from minigpt.progress import discard_stdout
+from minigpt.threads import thread_chooser
 from minigpt.tokenizer import UnknownCharacterError
 from minigpt.train import train
 from minigrad.viz.render import FORMATS
 
 DEFAULTS = TrainConfig()
+STREAM_EVERY = 16  # characters `minigpt sample` writes at a time
 SIGPIPE = getattr(signal, "SIGPIPE", 13)  # (13 on every Unix; Windows has no such signal)
 TANG = CORPUS_DEFAULTS["tang"]  # where --corpus tang's defaults differ, --help shows both
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, with its errors on one line (argparse's own print the usage first)."""
+    """argparse, with its errors on one line (argparse's own print the usage first), said by rank 0 alone."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        _say(f"{self.prog}: error: {message} (see {self.prog} --help)")
+        self.exit(2)
 
 
 def _positive_int(text: str) -> int:
@@ -119,8 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
     train = commands.add_parser("train", help="train a GPT (the built-in Shakespeare corpus by default)",
                                 description="Train a character-level GPT; defaults are nanoGPT's CPU settings. "
                                 "Ctrl-C or SIGTERM saves a checkpoint after the current step and exits (status 130 "
-                                "or 143; a second one quits at once); so does a closed stdout (`minigpt train | "
-                                "head`), quietly, with status 141, as a Unix tool stops when its reader goes away.")
+                                "or 143; SIGHUP too, 129; a second one quits at once); so does a closed stdout "
+                                "(`minigpt train | head`), quietly, with status 141, as a Unix tool stops when its "
+                                "reader goes away.")
     _add_io_flags(train.add_argument_group("I/O"))
     _add_model_flags(train.add_argument_group("data and model"))
     _add_optimisation_flags(train.add_argument_group("optimisation"))
@@ -214,6 +220,8 @@ def _add_sample_parser(commands: Any) -> None:
                         help="draw only from the likeliest characters that make up probability P (default: 1)")
     sample.add_argument("--seed", type=_non_negative_int, default=1337, metavar="S",
                         help="random seed (default: 1337)")
+    sample.add_argument("--threads", type=_thread_count, default=0, metavar="N",
+                        help="BLAS threads (default 0: measured as the text is written, as `minigpt train` does)")
 
 
 def _add_draw_parser(commands: Any) -> None:
@@ -239,6 +247,9 @@ def _add_draw_parser(commands: Any) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the `minigpt` command; returns the exit status: 0 ok, 1 a run that had to stop, 2 bad input, and
     128 + the signal's number when one stopped it (130 Ctrl-C, 143 SIGTERM, 141 a closed stdout)."""
+    if sys.stdout is None:  # started with stdout closed (`minigpt train >&-`): Python has none to write to
+        print("minigpt: error: stdout is closed; send it to a file or to /dev/null instead", file=sys.stderr)
+        return 2
     try:
         return _run(build_parser().parse_args(argv))
     except BrokenPipeError:  # the reader of stdout has gone (`minigpt sample | head`): stop quietly, as Unix tools do
@@ -249,16 +260,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     prog = f"minigpt {args.command}"
     try:
+        mg.kernels.implementation()  # reads MINIGRAD_KERNELS: a bad value is the user's input, said in one line
+    except ValueError as error:
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        return 2
+    try:
         if args.command == "train":
             return _train(args)
         if args.command == "draw":
             return _draw(args)
         return _sample(args)
     except (ConfigError, DataError, mg.CheckpointError, UnknownCharacterError) as error:
-        print(f"{prog}: error: {error}", file=sys.stderr)
+        _say(f"{prog}: error: {error}")
         return 2
     except TrainingError as error:
-        print(f"{prog}: stopped: {error}", file=sys.stderr)
+        _say(f"{prog}: stopped: {error}")
         return 1
     except BrokenPipeError:
         raise
@@ -268,6 +284,12 @@ def _run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt as error:  # a second Ctrl-C or SIGTERM: stop at once, without saving
         print(f"\n{prog}: interrupted", file=sys.stderr)
         return 128 + getattr(error, "signum", signal.SIGINT)
+
+
+def _say(line: str) -> None:
+    """A refusal on stderr, once: under `mpiexec -n N` every rank refuses alike, and rank 0 speaks for them."""
+    if launched_rank_and_size()[0] == 0:
+        print(line, file=sys.stderr)
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -292,11 +314,28 @@ def _sample(args: argparse.Namespace) -> int:
     except UnknownCharacterError as error:
         raise UnknownCharacterError(f"--prompt: {error}") from None
     mg.manual_seed(args.seed)
-    out = model.generate([ids], args.max_new_tokens, temperature=args.temperature, top_k=args.top_k,
-                         top_p=args.top_p)
-    text = tokenizer.decode(out[0])
-    print(text if args.prompt else text[len(start):])
+    chooser, _ = thread_chooser(args.threads, "cpu")
+    chooser.every, chooser.trial_steps = 1_000, 1  # a trial of one chunk per count, once
+    if args.prompt:
+        _write(args.prompt)
+    ids = np.array([ids])  # (1, T)
+    # Written as it is generated, STREAM_EVERY characters at a time, so that `| head` stops it early. generate
+    # continues the same draws from the same seed whether it is called once or in pieces.
+    for done in range(0, args.max_new_tokens, STREAM_EVERY):
+        chooser.before_step()
+        started = time.perf_counter()
+        out = model.generate(ids, min(STREAM_EVERY, args.max_new_tokens - done), temperature=args.temperature,
+                             top_k=args.top_k, top_p=args.top_p)
+        chooser.after_step(time.perf_counter() - started)
+        _write(tokenizer.decode(out[0, ids.shape[1]:].tolist()))
+        ids = out
+    _write("\n")
     return 0
+
+
+def _write(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
 
 
 def _draw(args: argparse.Namespace) -> int:

@@ -141,6 +141,9 @@ class TrainConfig:
                     problem = f"must be 0 or more, got {value!r}"
                 elif field.name == "threads" and value > MAX_THREADS:
                     problem = f"must be at most {MAX_THREADS}, got {value!r}"
+                elif field.name == "grad_accum" and value > MAX_GRAD_ACCUM:
+                    problem = (f"must be at most {MAX_GRAD_ACCUM}, got {value!r} (each step runs that many batches; "
+                               "a larger batch is --batch-size)")
             if problem:
                 raise ConfigError(f"{field.name} {problem}")
 
@@ -159,6 +162,7 @@ class TrainConfig:
 CORPUS_DEFAULTS: dict[str, dict[str, Any]] = {"shakespeare": {}, "tang": {"eval_interval": 500}}
 
 
+MAX_GRAD_ACCUM = 1024  # micro-batches a step: GPT-2's recipe takes 40; a million would make a step of hours
 MAX_THREADS = 1024  # more BLAS threads than any machine has cores (a larger count overflows BLAS's C int)
 _AT_LEAST_ONE = ("eval_interval", "eval_iters", "log_interval", "batch_size", "block_size", "n_layer", "n_head",
                  "n_embd", "grad_accum")

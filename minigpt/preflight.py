@@ -10,8 +10,10 @@ Read next: signals.py.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+from collections.abc import Iterator
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,11 @@ from minigpt.data import Dataset
 from minigpt.errors import ConfigError, TrainingError
 from minigpt.progress import write
 from minigrad.core import backend
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None
 
 # What may differ between a run and its resumption: nothing else, or the result would not be the same run.
 RESUMABLE_CHANGES = ("out_dir", "eval_interval", "eval_iters", "log_interval", "resume", "overwrite", "data", "threads",
@@ -52,6 +59,33 @@ def check_out_dir(cfg: TrainConfig) -> None:
         at = checkpoint.iteration(out_dir)
         raise ConfigError(f"{out_dir} already holds a checkpoint{f' (iteration {at})' if at is not None else ''}: "
                           "continue it with --resume, replace it with --overwrite, or choose another --out-dir")
+
+
+@contextlib.contextmanager
+def only_run_in(out_dir: Path, rank: int = 0) -> Iterator[None]:
+    """Hold --out-dir's lock for the run (rank 0's), so that a second run into the same folder is refused at once
+    rather than both saving there and one result silently lost. The operating system releases the lock when the
+    process ends, however it ends, so a crashed run never leaves a stale one (at most its .lock file, which the
+    next run takes). (Where there is no fcntl, Windows, nothing is locked.)"""
+    if rank != 0 or fcntl is None:
+        yield
+        return
+    with open(out_dir / ".lock", "a+", encoding="utf-8") as lock:
+        try:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.seek(0)
+            pid = lock.read().strip() or "?"
+            raise ConfigError(f"--out-dir {out_dir} is in use by another run (process {pid}): wait for it to "
+                              "finish, or choose another --out-dir") from None
+        lock.seek(0)
+        lock.truncate()
+        lock.write(f"{os.getpid()}\n")
+        lock.flush()
+        try:
+            yield
+        finally:
+            (out_dir / ".lock").unlink(missing_ok=True)  # still held: no run can have taken it in between
 
 
 def make_out_dir(out_dir: Path) -> None:

@@ -1,7 +1,7 @@
-"""How a training run stops when asked to: Ctrl-C, SIGTERM, or a stdout whose reader has gone.
+"""How a training run stops when asked to: Ctrl-C, SIGTERM, SIGHUP, or a stdout whose reader has gone.
 
 A run stopped by a signal should leave a checkpoint to resume from, not lose the iterations since the last
-evaluation, so during training the signals only raise a flag that the loop reads after each step (train.py).
+evaluation, so during training the signals only raise a flag that the loop reads between micro-steps (train.py).
 Read next: progress.py.
 """
 
@@ -17,16 +17,17 @@ from minigpt.progress import write
 
 
 class StopOnSignals:
-    """While active, the first Ctrl-C (SIGINT) or SIGTERM (a `timeout`, a container stop, a batch scheduler) only
-    sets `signum`: the loop finishes its step, saves, and returns. A second one stops at once (Interrupted),
-    without saving.
+    """While active, the first Ctrl-C (SIGINT), SIGTERM (a `timeout`, a container stop, a batch scheduler) or
+    SIGHUP (the terminal or ssh session closed) only sets `signum`: the loop finishes its micro-step, saves, and
+    returns. A second one stops at once (Interrupted), without saving.
 
     SIGPIPE comes when the reader of our stdout has gone (`minigpt train | head`): the run stops in the same way,
     quietly, as a Unix tool does (the write that met the closed pipe sent the rest of stdout to os.devnull, in
     progress.py). Outside this block Python ignores SIGPIPE, as it always does.
     """
 
-    SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGPIPE") if hasattr(signal, name))
+    SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGPIPE")
+                    if hasattr(signal, name))
 
     def __init__(self, saves: Callable[[], bool]) -> None:
         self.signum = 0

@@ -100,7 +100,7 @@ def train(cfg: TrainConfig) -> TrainResult:
     """Train (or, with cfg.resume, continue training) a GPT as `cfg` says; checkpoints go to cfg.out_dir."""
     run = _prepare(cfg)  # 1. data, 2. model, 3. optimizer, 4. resume (under mpiexec: on every rank)
     cfg, model, optimizer = run.cfg, run.trained, run.optimizer
-    with (ddp.quiet_unless_writer(run.rank), _stopper(run) as stop,
+    with (preflight.only_run_in(run.out_dir, run.rank), ddp.quiet_unless_writer(run.rank), _stopper(run) as stop,
           closing(Progress(cfg.max_iters, "train", initial=run.start_iter)) as bar, _no_float_warnings()):
         _announce(run)  # (from here on, a closed stdout stops the run: see signals.py)
         threads, how = _thread_chooser(run)
@@ -129,13 +129,9 @@ def train(cfg: TrainConfig) -> TrainResult:
             threads.before_step()
             t_step = time.perf_counter()
             optimizer.zero_grad()
-            for micro_step in range(run.micro_steps):  # --grad-accum's micro-batches (under mpiexec: this rank's)
-                x, y = _next_batch(run)
-                with ddp.no_sync_unless(model, last=micro_step == run.micro_steps - 1):
-                    # forward
-                    logits, loss = model(x, y)
-                    # backward
-                    (loss / run.micro_steps).backward()  # the step's gradient: the mean over its micro-batches
+            loss = _accumulate(run, stop)  # forward and backward over --grad-accum's micro-batches
+            if loss is None:  # a signal came between micro-steps: the half-made step is dropped, the run saved
+                continue
             ddp.sync_gradients(model)  # under mpiexec: the mean over every rank's micro-batches too
             if cfg.grad_clip > 0:
                 nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
@@ -143,16 +139,29 @@ def train(cfg: TrainConfig) -> TrainResult:
             optimizer.step()
             threads.after_step(time.perf_counter() - t_step)
 
-            # Keep only the loss value: the loss tensor still points at the graph, which holds the logits
-            # and every activation; dropping them here frees that memory before the next forward.
+            # Keep only the loss value: its graph holds every activation, freed here before the next forward.
             loss = loss.detach()
-            del logits
             iter_num += 1
             if iter_num % cfg.log_interval == 0:
                 t_log = _log_step(run, bar, iter_num, loss, lr, threads.chosen, t_log)
             bar.update(1)
         _say_done(run, iter_num, time.perf_counter() - t_start)
     return TrainResult(iter_num, run.best_val_loss, interrupted=False)
+
+
+def _accumulate(run: _Run, stop: StopOnSignals | ddp.AgreedStop) -> mg.Tensor | None:
+    """The step's gradient, the mean over its micro-batches (at least one), and the last one's loss; None when a
+    signal came between two (in one process: under mpiexec the ranks agree on a stop once a step, and finish it)."""
+    for micro_step in range(run.micro_steps):
+        if micro_step and stop.requested and run.world == 1:
+            return None
+        x, y = _next_batch(run)
+        with ddp.no_sync_unless(run.trained, last=micro_step == run.micro_steps - 1):
+            # forward
+            _, loss = run.trained(x, y)
+            # backward
+            (loss / run.micro_steps).backward()
+    return loss
 
 
 @contextlib.contextmanager

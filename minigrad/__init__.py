@@ -19,8 +19,9 @@ teach no backprop. tools/ holds gradcheck, detect_anomaly and save/load; testing
 """
 
 from minigrad import distributed, nn, optim, utils, viz
-from minigrad.compat import cuda, mathops
+from minigrad.compat import cuda, mathops, moremath
 from minigrad.compat.mathops import *  # noqa: F403  (mg.exp, mg.sum, mg.maximum, ...: the torch.* functions)
+from minigrad.compat.moremath import *  # noqa: F403  (mg.log1p, mg.round, mg.floor_divide, ...)
 from minigrad.core import dtypes as _dtypes
 from minigrad.core.autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
 from minigrad.core.dtypes import (
@@ -80,7 +81,7 @@ __all__ = [
     "load", "load_metadata", "manual_seed", "nn", "no_grad", "ones", "ones_like", "optim", "randn", "randn_like",
     "save", "set_grad_enabled", "set_num_threads", "stack", "tensor", "viz", "where", "zeros", "zeros_like",
 ]
-__all__ += mathops.__all__
+__all__ += mathops.__all__ + moremath.__all__
 __all__ += [
     "Generator", "bernoulli", "double", "dtype", "finfo", "float16", "float32", "float64", "get_default_dtype", "half",
     "iinfo", "inference_mode", "int8", "int16", "int32", "int64", "long", "multinomial", "normal", "rand", "randint",

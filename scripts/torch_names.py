@@ -2,6 +2,11 @@
 
     python -m scripts.torch_names            # rewrite the table (run from the repository root)
     python -m scripts.torch_names --check    # exit 1 if the table is stale (tests/test_torch_names.py does this)
+    python -m scripts.torch_names --programs # the names real PyTorch programs use: covered, refused or missing
+
+The names real programs use (nanoGPT, minGPT, makemore, the build-GPT lecture, d2l-zh's PyTorch chapters) are
+kept in tests/data/torch_programs_names.json, each with the files it was read in; `classify` says of each whether
+minigrad has it, refuses it in one line naming what to use instead, or lacks it.
 
 Each namespace of minigrad stands for one of PyTorch's (`minigrad.nn.init` for `torch.nn.init`, ...). Its public
 names are its `__all__` (or, without one, the functions and classes defined in it); every one is listed under the
@@ -15,6 +20,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import inspect
+import json
 import sys
 from pathlib import Path
 
@@ -23,6 +29,7 @@ import numpy as np
 from minigrad.compat.missing import GAPS, refuse
 
 TABLE = Path(__file__).resolve().parent.parent / "docs" / "torch_names.md"
+PROGRAM_NAMES = Path(__file__).resolve().parent.parent / "tests" / "data" / "torch_programs_names.json"
 
 # minigrad namespace -> the PyTorch namespace it mirrors (for a class: its methods and attributes)
 NAMESPACES = {
@@ -48,7 +55,7 @@ ELSEWHERE = {
     "minigrad.Function": "torch.autograd.Function",
     "minigrad.detect_anomaly": "torch.autograd.detect_anomaly",
     "minigrad.grad": "torch.autograd.grad",
-    "minigrad.tools.gradcheck": "torch.autograd.gradcheck",
+    "minigrad.gradcheck": "torch.autograd.gradcheck",
     "minigrad.gradgradcheck": "torch.autograd.gradgradcheck",
 }
 
@@ -150,10 +157,61 @@ def render() -> str:
     return "\n".join(lines)
 
 
+def program_names() -> dict[str, list[str]]:
+    """The torch names the listed programs use, each with the files it appears in."""
+    return json.loads(PROGRAM_NAMES.read_text(encoding="utf-8"))["names"]
+
+
+def classify(torch_name: str) -> tuple[str, str]:
+    """("covered", ""), ("refused", the one-line message) or ("missing", Python's message) for a torch name.
+
+    The name is looked up under minigrad's mirror of its namespace (torch.nn.functional.gelu is
+    minigrad.nn.functional.gelu); an optimizer's attributes on an optimizer, as they are set when it is made."""
+    import minigrad as mg
+
+    moved = {torch: ours for ours, torch in ELSEWHERE.items()}  # torch.autograd.grad is minigrad.grad, ...
+    parts = moved.get(torch_name, torch_name).split(".")
+    parts[0] = "minigrad"
+    if parts[:3] == ["minigrad", "optim", "Optimizer"] and len(parts) == 4:
+        where, rest = mg.optim.SGD([mg.nn.Parameter(mg.zeros(1))], lr=0.1), parts[3:]
+    else:
+        for i in range(len(parts), 0, -1):
+            try:
+                where, rest = importlib.import_module(".".join(parts[:i])), parts[i:]
+                break
+            except ImportError:
+                continue
+    try:
+        for part in rest:
+            where = getattr(where, part)
+    except AttributeError as error:
+        owner_name = ".".join(parts[:len(parts) - len(rest)] + rest[:-1]) if rest else ""
+        if rest and rest[-1] in GAPS.get(owner_name, {}):  # refused on a class (minigrad.Tensor.unique)
+            return "refused", str(refuse(owner_name, rest[-1]))
+        return ("refused", str(error)) if is_refusal(error) else ("missing", str(error))
+    refusal = getattr(where, "__refusal__", None)  # a method that exists only to say it is not there
+    return ("refused", refusal) if refusal else ("covered", "")
+
+
+def is_refusal(error: AttributeError) -> bool:
+    """Whether an AttributeError is one of minigrad's one-line refusals rather than Python's bare one."""
+    return "minigrad has no" in str(error) or "minigrad does not" in str(error)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if docs/torch_names.md is stale")
+    parser.add_argument("--programs", action="store_true", help="classify the names real PyTorch programs use")
     args = parser.parse_args()
+    if args.programs:
+        verdicts = {name: classify(name) for name in program_names()}
+        for kind in ("missing", "refused"):
+            for name, (verdict, why) in verdicts.items():
+                if verdict == kind:
+                    print(f"{kind:8} {name}: {why}")
+        counts = {kind: sum(v == kind for v, _ in verdicts.values()) for kind in ("covered", "refused", "missing")}
+        print(f"{len(verdicts)} names: " + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
+        return 1 if counts["missing"] else 0
     text = render()
     if args.check:
         if not TABLE.exists() or TABLE.read_text(encoding="utf-8") != text:

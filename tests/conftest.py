@@ -2,10 +2,12 @@
 
 Hypothesis profiles: `dev` (random examples, the default on a workstation) and `ci` (derandomized, so
 CI never flakes), chosen with MINIGRAD_HYPOTHESIS_PROFILE; CI sets it to `ci`.
+A test marked `torch` (PyTorch is its oracle) skips where PyTorch is not installed, as on a new user's machine.
 Every op test takes the `device` fixture, so it runs on "cpu", on the strict stand-in device
 ("strict": CuPy-like arrays that refuse silent host copies) and on "cuda" where a GPU exists.
 """
 
+import importlib.util
 import os
 
 import pytest
@@ -47,3 +49,8 @@ def device(request):
 @pytest.fixture(autouse=True)
 def _seed():
     mg.manual_seed(0)
+
+
+def pytest_runtest_setup(item):
+    if item.get_closest_marker("torch") is not None and importlib.util.find_spec("torch") is None:
+        pytest.skip("needs PyTorch, the tests' optional oracle (pip install torch==2.13.0)")

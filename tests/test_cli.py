@@ -9,9 +9,11 @@ one test into another, or from the checkout into a test. Commands run as subproc
 import ast
 import io
 import os
+import select
 import signal
 import subprocess
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -145,7 +147,7 @@ def signal_when_training(process, signum):
         process.kill()
 
 
-@pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)])
 def test_ctrl_c_and_sigterm_save_a_checkpoint_and_exit_128_plus_the_signal(tmp_path, signum, status):
     process = start_training(tmp_path, "--eval-interval", "1000000")
     stdout, stderr = signal_when_training(process, signum)
@@ -307,3 +309,94 @@ def test_off_a_terminal_progress_is_a_plain_line_every_few_seconds():
     said = lines.getvalue().splitlines()
     assert len(said) == 100 * 0.5 // PLAIN_INTERVAL_S  # one line each PLAIN_INTERVAL_S seconds
     assert said[0] == f"train 10/100 (10%) loss=2.91 [{PLAIN_INTERVAL_S:.0f} s]"
+
+
+def test_sample_writes_the_text_as_it_is_generated(trained):
+    """The first characters arrive long before the last: `minigpt sample | head -c 20` stops it early."""
+    argv = [sys.executable, "-m", "minigpt", "sample", "--out-dir", str(trained / "out"), "--prompt", "All:",
+            "--max-new-tokens", "100000", "--threads", "1"]
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    try:
+        ready, _, _ = select.select([process.stdout], [], [], 60)  # 100,000 characters take minutes
+        assert ready, "nothing written within a minute"
+        first = process.stdout.read(20)  # the prompt and the first piece, written at once
+        assert first.startswith(b"All:") and len(first) == 20
+        assert process.poll() is None  # still writing
+        process.stdout.close()  # the reader goes, as head's does: a quiet stop
+        stderr = process.stderr.read().decode()
+        process.wait(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 128 + signal.SIGPIPE and stderr == "", stderr
+
+
+def test_sample_in_pieces_is_the_same_text_as_generate_at_once(trained, capsys):
+    from minigpt.cli import STREAM_EVERY
+
+    model, tokenizer = checkpoint.load_model(str(trained / "out"))
+    mg.manual_seed(3)
+    once = tokenizer.decode(model.generate([tokenizer.encode("All:")], 3 * STREAM_EVERY + 5, temperature=0.8)[0])
+    assert main(["sample", "--out-dir", str(trained / "out"), "--prompt", "All:", "--max-new-tokens",
+                 str(3 * STREAM_EVERY + 5), "--seed", "3", "--threads", "2"]) == 0
+    assert capsys.readouterr().out == once + "\n"
+    assert mg.get_num_threads() == 2  # --threads is used
+
+
+def test_a_bad_minigrad_kernels_value_is_one_line(trained):
+    argv = [sys.executable, "-m", "minigpt", "sample", "--out-dir", str(trained / "out"), "--max-new-tokens", "5"]
+    result = subprocess.run(argv, capture_output=True, text=True, env={**ENV, "MINIGRAD_KERNELS": "bogus"},
+                            timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "MINIGRAD_KERNELS must be 'numpy' or 'numba'" in result.stderr
+
+
+def test_a_stop_does_not_wait_for_the_rest_of_a_long_step(tmp_path):
+    """With many micro-batches a step, the signal is read between them: the half-made step is dropped, the run
+    saved at the last whole step, promptly."""
+    process = start_training(tmp_path, "--eval-interval", "1000000", "--grad-accum", "1024")
+    started = time.monotonic()
+    stdout, stderr = signal_when_training(process, signal.SIGTERM)
+    assert process.returncode == 143, stderr
+    assert time.monotonic() - started < 30  # 1024 micro-batches of this model take minutes on a busy machine
+    assert checkpoint.load_checkpoint(tmp_path / "out").iter_num == 0
+
+
+def test_grad_accum_is_bounded(trained, capsys):
+    assert main(["train", "--data", str(trained / "input.txt"), "--out-dir", "big", "--grad-accum", "1000000000"]) == 2
+    assert "grad_accum must be at most 1024" in capsys.readouterr().err
+
+
+def test_a_second_run_into_a_busy_out_dir_is_refused(trained, tmp_path, capsys):
+    from minigpt.preflight import only_run_in
+
+    out = tmp_path / "busy"
+    out.mkdir()
+    with only_run_in(out):  # another run holds the folder
+        status = main(["train", "--data", str(trained / "input.txt"), "--out-dir", str(out), *TINY_FLAGS,
+                       "--max-iters", "2"])
+    assert status == 2
+    assert f"--out-dir {out} is in use by another run (process {os.getpid()})" in capsys.readouterr().err
+    assert not (out / "model.safetensors").exists()
+    assert main(["train", "--data", str(trained / "input.txt"), "--out-dir", str(out), *TINY_FLAGS,
+                 "--max-iters", "2", "--eval-interval", "2"]) == 0  # free again
+    assert not (out / ".lock").exists()
+
+
+def test_a_closed_stdout_at_the_start_is_one_line(tmp_path):
+    """`minigpt train >&-` once died in a traceback (sys.stdout is None); now one line on stderr, status 2."""
+    argv = [sys.executable, "-m", "minigpt", "train", "--max-iters", "1", "--out-dir", str(tmp_path / "out")]
+    result = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV, timeout=120,
+                            preexec_fn=lambda: os.close(1))
+    assert result.returncode == 2
+    assert result.stderr == "minigpt: error: stdout is closed; send it to a file or to /dev/null instead\n"
+
+
+@pytest.mark.parametrize(("rank", "said"), [("0", True), ("1", False)])
+def test_a_refusal_under_mpiexec_is_said_by_rank_0_only(trained, capsys, monkeypatch, rank, said):
+    """Every rank refuses a bad flag alike; the line once came N times."""
+    monkeypatch.setenv("PMI_SIZE", "2")
+    monkeypatch.setenv("PMI_RANK", rank)
+    assert main(["train", "--data", str(trained / "input.txt"), "--out-dir", "big", "--grad-accum", "2000"]) == 2
+    assert ("grad_accum must be at most 1024" in capsys.readouterr().err) == said
+    assert run(["train", "--grad-accum", "0"]) == 2  # argparse's own refusals too
+    assert ("must be a positive integer, got 0" in capsys.readouterr().err) == said

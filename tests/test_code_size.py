@@ -31,21 +31,23 @@ TOP_LEVEL_FILES_CAP = 4  # .py files directly in minigrad/: __init__, factories,
 
 # Lines of .py per band of minigrad/ (its folders; "." is the files at the top level), and of the whole package.
 # The core path (core/, tensor/, ops/) is no larger than before the reading edition (12,886 lines in all then).
-PACKAGE_BUDGET = 12_886
+PACKAGE_BUDGET = 13_360  # 12,886 before issue 40 measured the names real PyTorch programs use (moremath, refusals)
 BAND_BUDGETS = {
     "core": 1_312,  # Function, the backward walk, grad mode, double backward, devices, dtypes
-    "tensor": 1_847,  # the Tensor class and its method groups
+    "tensor": 1_875,  # the Tensor class and its method groups (+ the operator table asked of NumPy)
     "ops": 1_441,  # the primitives, one class each
-    "fused": 800,  # the hand-derived ops and their composed twins
+    "fused": 810,  # the hand-derived ops and their composed twins
     "kernels": 1_540,  # BLAS sums, attention row blocks, the numba kernels, threads: a floor under the math
-    "compat": 1_095,  # names that exist so PyTorch programs run: they teach nothing new
-    "nn": 980,
-    "optim": 495,
-    "viz": 1_180,
+    # names that exist so PyTorch programs run: they teach nothing new. 1,095 until the programs learners run
+    # (tests/data/torch_programs_names.json: 243 names) were measured: their math (moremath.py) and refusals
+    "compat": 1_555,
+    "nn": 990,
+    "optim": 500,
+    "viz": 1_190,
     "distributed": 550,
-    "tools": 590,  # gradcheck, anomaly detection, save/load
+    "tools": 600,  # gradcheck, anomaly detection, save/load
     "testing": 150,
-    "utils": 15,  # torch.utils' path: a re-export of compat/data.py
+    "utils": 20,  # torch.utils' path: a re-export of compat/data.py
     ".": 870,  # __init__ (the public names), factories, functional, random
 }
 

@@ -17,7 +17,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from minigrad import kernels, optim
-from minigrad.fused.attention import causal_bias
+from minigrad.fused.attention import mask_causal_
 from minigrad.fused.cross_entropy import CrossEntropy, reduce_losses, row_scale
 from minigrad.fused.embedding import Embedding
 from minigrad.fused.gelu import GELU
@@ -279,6 +279,9 @@ def test_stale_cache_folders_are_pruned_and_the_current_one_kept(tmp_path):
     assert (tmp_path / "0123456789ab").stat().st_mtime > time.time() - 60  # the current one marked as used now
 
 
+# A NaN under the mask (above the diagonal) stays hidden, as in PyTorch's fused CPU attention: the NumPy reference
+# once added the -inf mask to it (NaN + -inf is NaN) and spread it to the row, while the kernel never read it.
+@example(lead=(), rows=12, extra=0, kind="nan", seed=10)
 @given(lead=st.lists(st.integers(0, 3), max_size=2).map(tuple), rows=st.integers(1, 40), extra=st.integers(0, 40),
        kind=st.sampled_from(["plain", "nan", "large"]), seed=st.integers(0, 99))
 def test_causal_softmax_of_attentions_row_blocks(lead, rows, extra, kind, seed):
@@ -288,7 +291,7 @@ def test_causal_softmax_of_attentions_row_blocks(lead, rows, extra, kind, seed):
     if kind == "nan" and scores.size:
         scores.reshape(-1)[rng.integers(scores.size)] = np.nan
     with np.errstate(invalid="ignore"):
-        expected = causal_rows.causal_softmax_(scores.copy(), 0.125, causal_bias)
+        expected = causal_rows.causal_softmax_(scores.copy(), 0.125, mask_causal_)
     got = numba_softmax.causal_softmax_(scores, 0.125)
     assert got is scores  # in place
     assert_close(got, expected, f"P, {kind}")

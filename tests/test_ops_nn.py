@@ -303,6 +303,7 @@ def test_attention_differentiates_a_float_mask_that_requires_grad(device, data):
              torch_fn=lambda q, k, v, m: torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m))
 
 
+@pytest.mark.torch
 def test_attention_mask_gradient_with_masked_entries_and_float32(device):
     """-inf entries in a learned mask get gradient 0, as in PyTorch; float32 in, float32 out and float32 gradient."""
     rng = np.random.default_rng(0)
@@ -350,3 +351,23 @@ def test_attention_dropout_rejects_p_of_one(device):
     q = mg.zeros(1, 2, 4, device=device)
     with pytest.raises(ValueError, match=r"dropout_p must be in \[0, 1\), got 1.0"):
         F.scaled_dot_product_attention(q, q, q, dropout_p=1.0)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("kernels", ["numpy", pytest.param("numba", marks=pytest.mark.skipif(
+    not mg.kernels.select.numba_installed(), reason="needs numba"))])
+@pytest.mark.parametrize("length", [8, 96])  # one block of scores, and the row blocks (kernels/causal_rows.py)
+def test_a_nan_under_the_causal_mask_stays_hidden_as_in_pytorch(kernels, length):
+    """A NaN in the last key: the causal mask hides that key from every row but the last, so only the last row is
+    NaN, as PyTorch's fused CPU attention gives it (its reference formula adds -inf and would spread the NaN)."""
+    rng = np.random.default_rng(10)
+    q, k, v = (rng.standard_normal((1, 2, length, 8)).astype(np.float32) for _ in range(3))
+    k[0, 0, -1, 0] = np.nan
+    with mg.kernels.using(kernels), np.errstate(invalid="ignore"):
+        ours = F.scaled_dot_product_attention(*map(mg.tensor, (q, k, v)), is_causal=True).numpy()
+        twin = F.scaled_dot_product_attention(*(mg.tensor(a, requires_grad=True) for a in (q, k, v)), is_causal=True)
+    assert np.isnan(ours[0, 0, -1]).all() and not np.isnan(ours[0, 0, :-1]).any() and not np.isnan(ours[0, 1]).any()
+    np.testing.assert_array_equal(np.isnan(twin.detach().numpy()), np.isnan(ours))
+    if length == 96:  # PyTorch's default CPU path at this length (a short one may take its reference formula)
+        theirs = torch.nn.functional.scaled_dot_product_attention(*map(torch.tensor, (q, k, v)), is_causal=True)
+        np.testing.assert_array_equal(np.isnan(ours), np.isnan(theirs.numpy()))

@@ -326,33 +326,75 @@ STATEFUL_CONFIGS = [
 ]
 
 
+# The contracts hold for every implementation: in float32 the numba kernels run the update (kernels/numba_adamw.py),
+# so each test runs with the kernels on and with the NumPy reference forced, in float32 and float64.
+KERNELS = ["numpy", pytest.param("numba", marks=pytest.mark.skipif(not mg.kernels.select.numba_installed(),
+                                                                    reason="needs numba (the extra fast)"))]
+
+
+@pytest.fixture(params=KERNELS)
+def kernels(request):
+    with mg.kernels.using(request.param):
+        yield request.param
+
+
+def assert_the_kernel_ran(kernels, name, dtype, device):
+    """The numba AdamW kernel ran where it should (float32 on the CPU), so the contract was tested through it."""
+    if kernels == "numba" and name in ("Adam", "AdamW") and dtype == "float32" and device == "cpu":
+        assert mg.kernels.report()["ran"].get("adamw", 0) > 0
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name, kwargs", STATEFUL_CONFIGS)
-def test_a_step_with_weight_decay_leaves_the_gradient_alone(device, name, kwargs):
-    _, params = make_params(device)
+def test_a_step_with_weight_decay_leaves_the_gradient_alone(device, name, kwargs, dtype, kernels):
+    params = [nn.Parameter(p.numpy(), dtype=dtype, device=device) for p in make_params(device)[1]]
     opt = getattr(optim, name)(params, **kwargs)
     rng = np.random.default_rng(5)
     for _ in range(3):
-        grads = [rng.standard_normal(p.shape) for p in params]
+        grads = [rng.standard_normal(p.shape).astype(dtype) for p in params]
         for p, g in zip(params, grads):
-            p.grad = mg.tensor(g, dtype="float64", device=device)
+            p.grad = mg.tensor(g, dtype=dtype, device=device)
+        before = [p.numpy() for p in params]
         opt.step()
-        for p, g in zip(params, grads):
-            np.testing.assert_array_equal(p.grad.numpy(), g)
+        for p, g, old in zip(params, grads, before):
+            np.testing.assert_array_equal(p.grad.numpy(), g)  # the gradient is never written into
+            assert not np.array_equal(p.numpy(), old)  # while the parameter did move
+            for buffer in opt.state.get(p, {}).values():  # and no state shares p.grad's or p's memory
+                if hasattr(buffer, "shape") and not isinstance(buffer, mg.Tensor) and buffer.shape == p.shape:
+                    assert not np.shares_memory(mg.Tensor(buffer).numpy(), p.grad.numpy()) or device != "cpu"
+                    assert buffer is not p.grad.data and buffer is not p.data
+    assert_the_kernel_ran(kernels, name, dtype, device)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("weight_decay", [0.0, 0.1])
 @pytest.mark.parametrize("nesterov", [False, True])
-def test_sgd_momentum_buffer_does_not_alias_the_gradient(device, weight_decay, nesterov):
-    _, params = make_params(device)
+def test_sgd_momentum_buffer_does_not_alias_the_gradient(device, weight_decay, nesterov, dtype, kernels):
+    params = [nn.Parameter(p.numpy(), dtype=dtype, device=device) for p in make_params(device)[1]]
     opt = optim.SGD(params, lr=0.1, momentum=0.9, weight_decay=weight_decay, nesterov=nesterov)
     for p in params:
-        p.grad = mg.tensor(np.ones(p.shape), dtype="float64", device=device)
+        p.grad = mg.tensor(np.ones(p.shape), dtype=dtype, device=device)
     opt.step()
     buffers = [opt.state[p]["momentum_buffer"].copy() for p in params]
     opt.zero_grad(set_to_none=False)  # zeros each p.grad in place: a buffer sharing its array would be zeroed too
     for p, buf in zip(params, buffers):
         assert p.grad is not None and not p.grad.numpy().any()
         np.testing.assert_array_equal(mg.Tensor(opt.state[p]["momentum_buffer"]).numpy(), mg.Tensor(buf).numpy())
+
+
+@pytest.mark.parametrize("name, kwargs", STATEFUL_CONFIGS)
+def test_adam_buffers_survive_zeroing_the_gradient(name, kwargs, kernels):
+    """Adam's moments are its own arrays in float32 with the kernels on too: zeroing p.grad in place leaves them."""
+    params = [nn.Parameter(np.full((3, 4), 0.5), dtype="float32")]
+    opt = getattr(optim, name)(params, **kwargs)
+    params[0].grad = mg.ones(3, 4)
+    opt.step()
+    saved = {key: np.array(mg.Tensor(value).numpy()) for key, value in opt.state.get(params[0], {}).items()
+             if hasattr(value, "shape") and np.ndim(value) > 0}
+    opt.zero_grad(set_to_none=False)
+    for key, value in saved.items():
+        np.testing.assert_array_equal(mg.Tensor(opt.state[params[0]][key]).numpy(), value, err_msg=key)
+    assert_the_kernel_ran(kernels, name, "float32", "cpu")
 
 
 @pytest.mark.torch

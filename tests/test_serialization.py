@@ -280,3 +280,19 @@ def test_a_header_nested_past_the_recursion_limit_is_one_clear_error(tmp_path):
     path.write_bytes(len(header).to_bytes(8, "little") + header)
     with pytest.raises(mg.CheckpointError, match="nested too deeply"):
         mg.load(path)
+
+
+@pytest.mark.parametrize("dtype", ["BF16", "F8_E4M3", "F8_E5M2"])
+def test_a_dtype_numpy_cannot_hold_is_refused_in_one_line_naming_it(tmp_path, dtype):
+    """A bfloat16 or float8 checkpoint (as PyTorch saves them) once failed with KeyError: 'BF16' from inside the
+    safetensors reader; now it is a CheckpointError naming the file, the tensor and the dtype."""
+    import json
+    import struct
+
+    header = json.dumps({"w": {"dtype": dtype, "shape": [2], "data_offsets": [0, 4]}}).encode()
+    path = tmp_path / "half.safetensors"
+    path.write_bytes(struct.pack("<Q", len(header)) + header + bytes(4))
+    with pytest.raises(mg.CheckpointError) as error:
+        mg.load(path)
+    message = str(error.value)
+    assert f"tensor 'w' is stored as {dtype}" in message and str(path) in message and "\n" not in message

@@ -4,6 +4,8 @@ in-place updates (`+=`, `zero_()`, ...) that really are in place, with PyTorch's
 Read next: test_ops_shape.py.
 """
 
+import operator
+
 import numpy as np
 import pytest
 
@@ -160,3 +162,52 @@ def test_data_updates_write_into_the_parameter():
     np.testing.assert_allclose(p.numpy(), 2 * (np.array([1.0, 2.0]) - 0.6 * np.array([2.0, 4.0])), rtol=1e-6)
     assert (np.ones(2) < mg.tensor([0.0, 2.0])).tolist() == [False, True]  # NumPy on the left: still a Tensor
     assert isinstance(np.float32(2) - mg.ones(2), mg.Tensor)
+
+
+# Python's binary operators, every one of them (the operator module's names), with an array on either side.
+BINARY_OPERATORS = ["add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and_", "or_", "xor",
+                    "lshift", "rshift", "lt", "le", "eq", "ne", "ge", "gt"]
+BITWISE = {"and_", "or_", "xor", "lshift", "rshift"}
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("array_on_the_left", [True, False])
+@pytest.mark.parametrize("name", BINARY_OPERATORS)
+def test_every_operator_between_an_array_and_a_tensor_gives_the_tensors_result(name, array_on_the_left,
+                                                                              requires_grad):
+    """`ndarray <op> tensor` is the tensor's operator (a Tensor, as PyTorch's __array_priority__ makes it), never
+    NumPy's on the tensor read as an array: `ndarray / tensor` once returned an ndarray under NumPy 2."""
+    op = getattr(operator, name)
+    if name in BITWISE:
+        array, data, requires_grad = np.array([[1, 2], [3, 1]]), np.array([[1, 2], [0, 1]]), False
+    else:
+        array, data = np.array([[1.0, -2.5], [3.0, 0.5]]), np.array([[2.0, 1.5], [-1.0, 4.0]])
+        if name == "pow":  # a negative base to a fractional power is NaN: keep to real results
+            array, data = np.abs(array), np.abs(data)
+    t = mg.tensor(data, dtype=data.dtype, requires_grad=requires_grad)
+    result = op(array, t) if array_on_the_left else op(t, array)
+    assert isinstance(result, mg.Tensor), type(result)
+    expected = op(array, data) if array_on_the_left else op(data, array)
+    np.testing.assert_allclose(result.detach().numpy(), expected)
+    assert result.dtype == expected.dtype
+    if requires_grad and result.dtype.kind == "f" and name not in {"floordiv"}:
+        result.sum().backward()
+        assert t.grad is not None and t.grad.shape == t.shape
+
+
+def test_the_operator_table_is_numpys_own():
+    """The ufunc behind each operator is asked of NumPy (NumPy 2 renamed true_divide to divide), none missing."""
+    from minigrad.tensor.convert import _OPERATORS
+
+    assert np.divide in _OPERATORS and np.floor_divide in _OPERATORS and np.bitwise_xor in _OPERATORS
+    assert len(_OPERATORS) == len(BINARY_OPERATORS)
+
+
+def test_numpy_functions_on_a_tensor_still_read_it_as_an_array():
+    t = mg.tensor([0.0, 1.0])
+    assert isinstance(np.exp(t), np.ndarray) and np.allclose(np.exp(t), [1.0, np.e])
+    array = np.zeros(2)
+    array += t  # into the array, in place (makemore's p.data += -lr * p.grad)
+    assert isinstance(array, np.ndarray) and array.tolist() == [0.0, 1.0]
+    with pytest.raises(RuntimeError, match="requires grad"):
+        np.exp(mg.tensor([1.0], requires_grad=True))

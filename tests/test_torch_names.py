@@ -77,3 +77,32 @@ def test_every_covered_name_exists_in_pytorch():
         torch_namespace = script["NAMESPACES"][namespace]
         with pytest.raises(AttributeError):
             resolve(f"{torch_namespace}.{attribute}")
+
+
+def test_every_name_the_listed_programs_use_is_covered_or_refused_in_one_line():
+    """tests/data/torch_programs_names.json: the torch names nanoGPT, minGPT, makemore, the build-GPT lecture and
+    d2l-zh's PyTorch chapters use. Each is minigrad's, or a one-line refusal naming what to use instead."""
+    names = script["program_names"]()
+    assert len(names) > 200
+    verdicts = {name: script["classify"](name) for name in names}
+    missing = sorted(name for name, (verdict, _) in verdicts.items() if verdict == "missing")
+    assert not missing, f"names real programs use that minigrad neither has nor refuses: {missing}"
+    for name, (verdict, why) in verdicts.items():
+        assert verdict == "covered" or ("minigrad has no" in why and "\n" not in why), (name, why)
+
+
+@pytest.mark.parametrize("reach", [
+    lambda: mg.tensor([1.0]).unique, lambda: mg.tensor([1.0]).scatter_add_,
+    lambda: mg.nn.Linear(2, 2).register_forward_hook, lambda: mg.optim.lr_scheduler.ReduceLROnPlateau,
+    lambda: mg.nn.utils.parameters_to_vector, lambda: mg.cuda.amp, lambda: mg.utils.data.RandomSampler])
+def test_a_refused_name_says_so_wherever_it_is_reached(reach):
+    with pytest.raises(AttributeError, match="minigrad has no"):
+        reach()
+
+
+def test_backward_takes_pytorchs_gradient_keyword():
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    (x * 3).backward(gradient=mg.tensor([1.0, 10.0]))
+    assert x.grad.tolist() == [3.0, 30.0]
+    (x * 3).backward(grad=mg.tensor([1.0, 1.0]))  # minigrad's own spelling stays
+    assert x.grad.tolist() == [6.0, 33.0]

@@ -153,3 +153,24 @@ def test_ensure_runs_the_lecture_when_its_record_is_missing(ys, ladder, tmp_path
     assert rung.score.nats == pytest.approx(math.log(ys.vocab_size))
     with pytest.raises(RuntimeError, match="99_broken.py failed"):
         ladder.ensure("99", ys)
+
+
+def test_score_a_run_of_ones_own_on_the_yardstick(tmp_path, capsys):
+    """`python -m tutorials.yardstick score OUT_DIR`: the number lecture 07's ladder compares, for one's own run."""
+    from minigpt.train import TrainConfig, train
+
+    out = tmp_path / "out"
+    train(TrainConfig(out_dir=str(out), max_iters=1, eval_interval=1, eval_iters=1, n_layer=1, n_head=2, n_embd=16,
+                      block_size=WINDOW, batch_size=2, threads=1))
+    capsys.readouterr()  # (the training's lines)
+    assert yardstick.main(["score", str(out)]) == 0
+    said = capsys.readouterr().out
+    model, _ = __import__("minigpt.checkpoint", fromlist=["load_model"]).load_model(str(out))
+    expected = yardstick.load().score_logits(model)
+    assert said.startswith(f"{out}: {expected} 纳特/字符")
+    short = tmp_path / "short"
+    train(TrainConfig(out_dir=str(short), max_iters=1, eval_interval=1, n_layer=1, n_head=2, n_embd=16, block_size=8,
+                      eval_iters=1, batch_size=2,
+                      threads=1))
+    assert yardstick.main(["score", str(short)]) == 2
+    assert "--block-size 64" in capsys.readouterr().err

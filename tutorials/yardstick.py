@@ -20,13 +20,18 @@ on text it has seen than on text it has not: the mark of memorising. Windows cut
 training text (`development`) are the open tasks' development split: an answer is graded there as often as the
 learner likes, and on the yardstick once (`python -m tutorials.exercises check --final 1.6`), so that no answer
 is tuned on the yardstick by trying again and again.
+Your own run, on the same windows: `python -m tutorials.yardstick score OUT_DIR` scores the checkpoint that
+`minigpt train --out-dir OUT_DIR` wrote (trained on the built-in Shakespeare corpus, with a context of at least
+WINDOW characters), so that it can stand on lecture 07's ladder.
 Read next: ladder.py, which records each lecture's scores and draws the ladder in lecture 07.
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -161,3 +166,40 @@ def load() -> Yardstick:
     data = load_dataset(None, block_size=WINDOW)  # the built-in Shakespeare corpus, split 90/10
     x, y = cut_windows(data.val)
     return Yardstick(data.tokenizer, data.train, data.val, x, y)
+
+
+def score_checkpoint(out_dir: str) -> tuple[Score, Yardstick]:
+    """The yardstick's score of the GPT that `minigpt train --out-dir out_dir` saved (ValueError, in Chinese, for
+    a model the yardstick cannot score: another text's characters, or a context shorter than WINDOW)."""
+    from minigpt.checkpoint import load_model
+
+    model, tokenizer = load_model(out_dir)
+    ys = load()
+    if tokenizer.chars != ys.tokenizer.chars:
+        raise ValueError(f"{out_dir} 里的模型不是在内置的莎士比亚语料上训练的（字符表不同），码尺量不了它")
+    if model.config.block_size < WINDOW:
+        raise ValueError(f"{out_dir} 里的模型上下文只有 {model.config.block_size} 个字符，码尺的每个窗口要 {WINDOW} "
+                         f"个：用 --block-size {WINDOW} 或更大重新训练")
+    return ys.score_logits(model), ys
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tutorials.yardstick",
+                                     description="在课程的码尺上给自己训练的 GPT 打分"
+                                                 "（验证集上每个字符的平均损失，单位纳特）")
+    commands = parser.add_subparsers(dest="command", required=True)
+    score = commands.add_parser("score", help="给 minigpt train 存下的检查点打分")
+    score.add_argument("out_dir", metavar="OUT_DIR", help="minigpt train 的 --out-dir")
+    args = parser.parse_args(argv)
+    try:
+        result, ys = score_checkpoint(args.out_dir)
+    except (ValueError, FileNotFoundError, mg.CheckpointError) as error:
+        print(f"python -m tutorials.yardstick score: 错误：{error}", file=sys.stderr)
+        return 2
+    print(f"{args.out_dir}: {result} 纳特/字符（码尺：验证集上 {WINDOWS} 个窗口，每个 {WINDOW} 个字符；"
+          f"均匀乱猜是 {math.log(ys.vocab_size):.3f}）")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

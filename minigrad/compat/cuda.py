@@ -6,3 +6,17 @@ from minigrad.core.backend import cuda_is_available
 def is_available() -> bool:
     """True when CuPy is installed and sees an NVIDIA GPU."""
     return cuda_is_available()
+
+
+def manual_seed(seed: int) -> None:
+    """Nothing to do: minigrad has one generator for every device, seeded by mg.manual_seed (and PyTorch's call does
+    nothing either on a machine without a GPU)."""
+
+
+manual_seed_all = manual_seed
+
+
+def __getattr__(name: str) -> object:
+    from minigrad.compat.missing import refuse
+
+    raise refuse("minigrad.cuda", name)

@@ -39,6 +39,12 @@ GAPS: dict[str, dict[str, str]] = {
         "bfloat16": "minigrad has no bfloat16 (NumPy has none); use float16 or float32",
         "fft": "minigrad has no fft module; NumPy's numpy.fft works on x.numpy() (without gradients)",
         "linalg": "minigrad has no linalg module; mg.matmul, mg.norm and mg.einsum cover a transformer's needs",
+        "FloatTensor": "minigrad has no legacy tensor types; use mg.tensor(data, dtype=mg.float32)",
+        "device": "minigrad has no device objects: pass the string 'cpu' or 'cuda' where PyTorch takes a torch.device",
+        "backends": "minigrad has no backends settings (no TF32, no cuDNN): drop the line",
+        "distributions": "minigrad has no distributions module; mg.multinomial, mg.randn and mg.rand draw samples",
+        "histogram": "minigrad has no histogram; numpy.histogram(x.numpy()) gives the counts and the bin edges",
+        "profiler": "minigrad has no profiler; Python's cProfile, or time.perf_counter around a step, measures it",
     },
     "minigrad.nn": {
         **dict.fromkeys(["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d",
@@ -55,10 +61,44 @@ GAPS: dict[str, dict[str, str]] = {
                          "fold"], CONVOLUTION),
         "batch_norm": BATCH_NORM,
     },
+    "minigrad.Tensor": {
+        "histogram": "minigrad has no histogram; numpy.histogram(x.numpy()) gives the counts and the bin edges",
+        "pin_memory": "minigrad has no pinned memory; drop .pin_memory(): x.to('cuda') copies from ordinary memory",
+        "unique": "minigrad has no unique; numpy.unique(x.numpy()) gives the values (unique has no gradient)",
+        "scatter_add_": "minigrad has no in-place scatter_add_; use x = x.scatter_add(dim, index, src)",
+        "t_": "minigrad has no in-place t_; use x = x.t()",
+    },
+    "minigrad.nn.Module": {
+        "compile": COMPILER,
+        **dict.fromkeys(["register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook"],
+                        "minigrad has no module hooks; call what the hook would inside forward, or use "
+                        "tensor.register_hook for gradients"),
+    },
+    "minigrad.nn.utils": {
+        **dict.fromkeys(["parameters_to_vector", "vector_to_parameters"],
+                        "minigrad has no parameters_to_vector; mg.cat([p.reshape(-1) for p in parameters]) builds it"),
+    },
+    "minigrad.cuda": {
+        "amp": AMP,
+        "is_bf16_supported": "minigrad has no bfloat16 (NumPy has none); use float16 or float32",
+        **dict.fromkeys(["set_device", "synchronize", "device_count"],
+                        "minigrad has no device management (it uses CuPy's current GPU); use mg.cuda.is_available() "
+                        "and device='cuda'"),
+    },
+    "minigrad.utils.data": {
+        **dict.fromkeys(["RandomSampler", "Sampler", "dataloader"],
+                        "minigrad has no samplers; use minigrad.utils.data.DataLoader(dataset, shuffle=True) or "
+                        "draw indices with mg.randint"),
+    },
+    "minigrad.optim.lr_scheduler": {
+        "ReduceLROnPlateau": "minigrad has no ReduceLROnPlateau; lower the rate yourself with optim.set_lr when the "
+                             "validation loss stalls, or use CosineAnnealingLR",
+    },
     "minigrad.optim": {
         "LBFGS": "minigrad has no LBFGS; use optim.SGD, optim.Adam or optim.AdamW",
         "RMSprop": "minigrad has no RMSprop; use optim.Adam (RMSprop with momentum on the mean) or optim.SGD",
         "Adagrad": "minigrad has no Adagrad; use optim.Adam or optim.SGD",
+        "Adadelta": "minigrad has no Adadelta; use optim.Adam or optim.SGD",
     },
 }
 
@@ -66,8 +106,11 @@ GAPS: dict[str, dict[str, str]] = {
 def refuse(module: str, name: str) -> AttributeError:
     """The error for `module.name` that minigrad does not define: why, and what to use instead, in one line."""
     why = GAPS.get(module, {}).get(name)
-    torch_name = module.replace("minigrad.functional", "torch.nn.functional").replace("minigrad", "torch")
+    torch_name = module.replace("minigrad.functional", "torch.nn.functional").replace("minigrad", "torch", 1)
     if why is not None:
         return AttributeError(f"{torch_name}.{name}: {why}")
-    return AttributeError(f"module {module!r} has no attribute {name!r} (the torch names minigrad covers are listed "
+    if name.startswith("_") and module in ("minigrad.Tensor", "minigrad.nn.Module"):  # Python's own probes
+        return AttributeError(f"{module.rpartition('.')[2]!r} object has no attribute {name!r}")
+    owner = "object" if module in ("minigrad.Tensor", "minigrad.nn.Module") else "module"
+    return AttributeError(f"{owner} {module!r} has no attribute {name!r} (the torch names minigrad covers are listed "
                           "in docs/torch_names.md)")

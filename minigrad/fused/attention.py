@@ -24,14 +24,23 @@ from minigrad.tensor import ShapeError
 
 
 @functools.lru_cache(maxsize=32)
-def causal_bias(xp: Any, t_query: int, t_key: int, dtype: Any) -> Any:
-    """0 where query i may see key j (j <= i), -inf elsewhere: added to the scores, it masks them.
+def causal_hidden(xp: Any, t_query: int, t_key: int) -> Any:
+    """True where query i may not see key j (j > i): PyTorch's `is_causal` alignment, the lower triangle of a
+    (T_q, T_k) matrix from its top-left corner, is what stays visible. Cached per shape: the same few
+    (T_q, T_k) come back every step. (A KV cache, whose queries are the last positions of the keys, passes its
+    own mask instead.)"""
+    return ~xp.tri(t_query, t_key, dtype=bool)
 
-    PyTorch's `is_causal` alignment: the lower triangle of a (T_q, T_k) matrix, from its top-left corner.
-    (A KV cache, whose queries are the last positions of the keys, passes its own mask instead.)
-    Cached per shape: the same few (T_q, T_k) come back every step.
+
+def mask_causal_(xp: Any, scores: Any) -> Any:
+    """The scores of the keys a query may not see set to -inf, in place (so their probabilities are 0).
+
+    Set, not added to: a NaN or inf in a hidden score stays hidden, as the key is, and the rows that cannot see
+    it stay finite, as in PyTorch's fused attention on the CPU (its reference formula, which adds the -inf mask,
+    would spread the NaN to every row; a future token then could change the past).
     """
-    return xp.where(xp.tri(t_query, t_key, dtype=bool), 0.0, -xp.inf).astype(dtype)
+    xp.copyto(scores, -xp.inf, where=causal_hidden(xp, *scores.shape[-2:]))  # (where= broadcasts, on CuPy too)
+    return scores
 
 
 def attention_scores(q: Any, k: Any, is_causal: bool, mask: Any, scale: float) -> Any:
@@ -43,7 +52,7 @@ def attention_scores(q: Any, k: Any, is_causal: bool, mask: Any, scale: float) -
     scores = q @ transposed_right(k, q.shape[-2])  # (..., T_q, T_k): a new array, so the steps below work in place
     scores *= scale
     if is_causal:
-        scores += causal_bias(xp, q.shape[-2], k.shape[-2], scores.dtype)
+        mask_causal_(xp, scores)
     if mask is not None:
         # An additive mask takes the scores' dtype, so a float64 mask never promotes float32 attention.
         scores = xp.where(mask, scores, -xp.inf) if mask.dtype == bool else scores + mask.astype(scores.dtype)
@@ -77,7 +86,7 @@ class ScaledDotProductAttention(Function):
         # Causal self-attention (a GPT's) in blocks of query rows, each against only the keys it may see.
         self.row_blocks = causal_rows.causal_row_blocks(q, k, v) if self.is_causal and self.mask is None else None
         if self.row_blocks is not None:
-            return causal_rows.forward(self, causal_bias)
+            return causal_rows.forward(self, mask_causal_)
         self.p = attention_scores(q, k, self.is_causal, self.mask, scale)  # (..., T_q, T_k)
         dropped = self.p if self.keep is None else self.p * self.keep
         self.dropped = dropped

@@ -22,7 +22,7 @@ import numpy as np
 
 from minigrad.core.backend import get_array_module
 from minigrad.factories import arange, tensor
-from minigrad.fused.attention import causal_bias
+from minigrad.fused.attention import causal_hidden
 from minigrad.tensor import Tensor, _raw
 
 
@@ -128,7 +128,7 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Any
     if isinstance(attn_mask, Tensor) and attn_mask.requires_grad:  # a learned bias: differentiated too
         scores, mask = scores + attn_mask._cast(scores.dtype), None
     if is_causal:  # query i sees keys 0..i: the lower triangle, from the top-left corner (as PyTorch)
-        scores = scores + causal_bias(xp, q.shape[-2], k.shape[-2], scores.dtype)
+        scores = scores.masked_fill(xp.broadcast_to(causal_hidden(xp, *scores.shape[-2:]), scores.shape), -math.inf)
     if mask is not None and mask.dtype == bool:
         scores = scores.masked_fill(xp.broadcast_to(~mask, scores.shape), -math.inf)
     elif mask is not None:

@@ -35,16 +35,16 @@ def causal_row_blocks(q: Any, k: Any, v: Any) -> list[tuple[int, int]] | None:
     return [(r0, min(r0 + CAUSAL_ROW_BLOCK, t)) for r0 in range(0, t, CAUSAL_ROW_BLOCK)]
 
 
-def causal_softmax_(scores: Any, scale: float, causal_bias: Callable[..., Any]) -> Any:
+def causal_softmax_(scores: Any, scale: float, mask_causal_: Callable[..., Any]) -> Any:
     """P = softmax(scores * scale + M) over the last axis, in place, for a block of R query rows against K keys.
 
     M is the causal mask of the block's last R rows of a (K, K) matrix: row i sees keys j <= i + K - R, the rest
-    are -inf (so P is 0 there). `causal_bias` is the formula's mask (attention.causal_bias), applied to the
-    (R, R) block on the diagonal. Returns `scores`, now P.
+    are -inf (so P is 0 there). `mask_causal_` sets them (attention.mask_causal_, which sets rather than adds:
+    a NaN the mask hides stays hidden), on the (R, R) block on the diagonal. Returns `scores`, now P.
     """
     rows, keys = scores.shape[-2:]
     scores *= scale
-    scores[..., keys - rows:] += causal_bias(get_array_module(scores), rows, rows, scores.dtype)
+    mask_causal_(get_array_module(scores), scores[..., keys - rows:])
     return stable_softmax(scores, axis=-1, overwrite=True)
 
 
@@ -55,10 +55,10 @@ def softmax_backward_(gp: Any, p: Any, rowsum: Any) -> Any:
     return gp
 
 
-def forward(op: Any, causal_bias: Callable[..., Any]) -> Any:
+def forward(op: Any, mask_causal_: Callable[..., Any]) -> Any:
     """The attention output y for op.q, op.k, op.v, block by block; saves p and the dropped p per block on `op`.
 
-    `causal_bias` is the formula's mask (attention.causal_bias), for the block on the diagonal.
+    `mask_causal_` is attention.mask_causal_, for the block on the diagonal.
     """
     xp = get_array_module(op.q)
     # Every block reads the first rows of k and v: one contiguous copy now (a GPT's q, k, v are strided
@@ -74,7 +74,7 @@ def forward(op: Any, causal_bias: Callable[..., Any]) -> Any:
         if fast:
             p = fast.causal_softmax_(scores, op.used_scale)
         else:
-            p = causal_softmax_(scores, op.used_scale, causal_bias)
+            p = causal_softmax_(scores, op.used_scale, mask_causal_)
         dropped = p if op.keep is None else p * op.keep[..., r0:r1, :r1]
         op.y[..., r0:r1, :] = dropped @ v[..., :r1, :]
         op.p.append(p)

@@ -43,6 +43,12 @@ class Module:
         object.__setattr__(self, "_modules", {})
         object.__setattr__(self, "training", True)
 
+    def __getattr__(self, name: str) -> Any:
+        """A torch.nn.Module name minigrad does not have: one line saying so (found attributes never come here)."""
+        from minigrad.compat.missing import refuse
+
+        raise refuse("minigrad.nn.Module", name)
+
     def __setattr__(self, name: str, value: Any) -> None:
         if "_parameters" not in self.__dict__:
             raise AttributeError(f"{type(self).__name__}: call super().__init__() before assigning {name}")

@@ -31,3 +31,10 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float) -> f
         for g in grads:
             g *= coef
     return total
+
+
+def __getattr__(name: str) -> object:
+    """A torch name minigrad does not have fails here, in one line saying so and what to use instead."""
+    from minigrad.compat.missing import refuse
+
+    raise refuse(__name__, name)

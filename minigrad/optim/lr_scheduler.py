@@ -12,3 +12,10 @@ from minigrad.compat.lr_scheduler import (
 )
 
 __all__ = ["CosineAnnealingLR", "LRScheduler", "LambdaLR", "LinearLR", "OneCycleLR", "SequentialLR", "StepLR"]
+
+
+def __getattr__(name: str) -> object:
+    """A torch name minigrad does not have fails here, in one line saying so and what to use instead."""
+    from minigrad.compat.missing import refuse
+
+    raise refuse(__name__, name)

@@ -12,6 +12,7 @@ Read next: inplace.py.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -207,9 +208,9 @@ class ConversionMethods:
         if out is not None and not any(isinstance(o, minigrad.Tensor) for o in out):  # in place, into arrays
             arrays = [x.data if isinstance(x, minigrad.Tensor) else x for x in inputs]
             return getattr(ufunc, method)(*arrays, **kwargs)
-        names = _OPERATORS.get(ufunc.__name__)
+        names = _OPERATORS.get(ufunc)
         if method == "__call__" and not kwargs and len(inputs) == 2 and names is not None:
-            a, b = inputs
+            a, b = inputs  # the tensor's operator, or the reflected one when the tensor is on the right
             return getattr(a, names[0])(b) if isinstance(a, minigrad.Tensor) else getattr(b, names[1])(a)
         arrays = [np.asarray(x) if isinstance(x, minigrad.Tensor) else x for x in inputs]
         return getattr(ufunc, method)(*arrays, **kwargs)
@@ -221,14 +222,35 @@ _TYPE_NAMES = {
     "int16": "ShortTensor", "int32": "IntTensor", "int64": "LongTensor", "uint8": "ByteTensor", "bool": "BoolTensor",
 }
 
-# NumPy's ufuncs behind Python's binary operators: the tensor's method when it is on the left, on the right.
-_OPERATORS = {
-    "add": ("__add__", "__radd__"), "subtract": ("__sub__", "__rsub__"), "multiply": ("__mul__", "__rmul__"),
-    "true_divide": ("__truediv__", "__rtruediv__"), "power": ("__pow__", "__rpow__"),
-    "matmul": ("__matmul__", "__rmatmul__"), "less": ("__lt__", "__gt__"), "greater": ("__gt__", "__lt__"),
-    "less_equal": ("__le__", "__ge__"), "greater_equal": ("__ge__", "__le__"), "equal": ("__eq__", "__eq__"),
-    "not_equal": ("__ne__", "__ne__"), "bitwise_and": ("__and__", "__and__"), "bitwise_or": ("__or__", "__or__"),
-}
+# Python's binary operators (the operator module's names): the arithmetic ones are those with an in-place form
+# (add, iadd; `concat` has one too but no ufunc behind it), plus the comparisons, whose reflection is the mirrored
+# comparison (a < b is b > a) rather than an __r...__ method.
+_MIRRORED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
+_BINARY = [name for name in operator.__all__ if f"i{name.rstrip('_')}" in operator.__all__ or name in _MIRRORED]
+
+
+class _Probe:
+    """Stands on the right of an array to learn which ufunc NumPy calls for an operator."""
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> np.ufunc:
+        return ufunc
+
+
+def _ufuncs_of_operators() -> dict[np.ufunc, tuple[str, str]]:
+    """NumPy's ufunc behind each binary operator, asked of NumPy itself (its names change: true_divide in NumPy 1
+    is divide in NumPy 2), mapped to the tensor's method when it is on the left and when it is on the right."""
+    table = {}
+    for name in _BINARY:
+        try:
+            ufunc = getattr(operator, name)(np.zeros(()), _Probe())
+        except TypeError:  # an operator NumPy has no ufunc for (concat)
+            continue
+        base = name.rstrip("_")
+        table[ufunc] = (f"__{base}__", f"__{_MIRRORED.get(base, 'r' + base)}__")
+    return table
+
+
+_OPERATORS = _ufuncs_of_operators()
 
 
 def _size(size: tuple) -> tuple[int, ...]:

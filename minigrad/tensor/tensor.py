@@ -13,7 +13,8 @@ The class is written in six files of this package, one job each; the other five 
 - convert.py (`ConversionMethods`): to another dtype or device, to Python values and to NumPy;
 - inplace.py (`InPlaceMethods`): in-place updates, `w -= lr * w.grad`, `zero_()`, ...;
 - shape.py (`ShapeMethods`): reshape, permute, transpose, squeeze, expand, split, gather, ...;
-- hooks.py (`HookMethods`): register_hook and retain_grad.
+- hooks.py (`HookMethods`): register_hook and retain_grad;
+- and ../compat/moremath.py (`CompatMathMethods`): the rest of PyTorch's everyday math (log1p, round, //, %, ...).
 
 Read next: ../core/function.py (Function, one op), then ../core/autograd.py (the backward pass).
 """
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import minigrad
+from minigrad.compat.moremath import CompatMathMethods
 from minigrad.core import autograd, backend
 from minigrad.core.dtypes import FLOAT_DTYPES, check_dtype, get_default_dtype, is_number, result_type
 from minigrad.tensor.convert import ConversionMethods, seed_gradient
@@ -43,7 +45,7 @@ class ShapeError(ValueError):
     """A shape mismatch, with a message naming the op and the shapes."""
 
 
-class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods, HookMethods):
+class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods, HookMethods, CompatMathMethods):
     """An n-dimensional array that remembers how it was computed, for reverse-mode autodiff.
 
     `Tensor(data, requires_grad=False, dtype=None, device=None)`: Python floats and float arrays
@@ -189,17 +191,19 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods, HookM
 
     # ----------------------------------------------------------------------------------------------
     # The backward pass
-    def backward(self, grad: Any = None, retain_graph: bool | None = None, create_graph: bool = False) -> None:
+    def backward(self, gradient: Any = None, retain_graph: bool | None = None, create_graph: bool = False,
+                 *, grad: Any = None) -> None:
         """Compute the gradient of this tensor with respect to every leaf that requires grad.
 
-        A scalar output needs no `grad`; otherwise `grad` (a Tensor or array shaped like this
-        tensor) is the upstream gradient, dL/dself. Gradients accumulate into each leaf's `.grad`.
+        A scalar output needs no `gradient`; otherwise `gradient` (PyTorch's name; `grad=` too: a Tensor
+        or array shaped like this tensor) is the upstream gradient, dL/dself. Gradients accumulate into each
+        leaf's `.grad`.
         After the call the graph's saved buffers are released unless `retain_graph=True`.
         With `create_graph=True`, each `.grad` is a tensor with a graph of its own, which can be
         differentiated again (higher_order.py); `retain_graph` then defaults to True, as in PyTorch.
         `mg.grad` returns gradients instead of accumulating them.
         """
-        seed = seed_gradient(self, grad, create_graph)
+        seed = seed_gradient(self, gradient if grad is None else grad, create_graph)
         autograd.backward(self, seed, create_graph if retain_graph is None else retain_graph, create_graph=create_graph)
 
     def _accumulate_grad(self, gx: Any, owned: bool) -> None:

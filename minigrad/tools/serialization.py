@@ -207,7 +207,8 @@ def load_metadata(path: PathLike) -> dict[str, str]:
 
 def from_bytes(data: bytes, origin: str, device: Any = None) -> dict[str, Tensor]:
     """The tensors of a safetensors file already read into memory (`origin` names it in errors)."""
-    _parse_header(data[8: 8 + _header_length(data[:8], len(data), origin)], origin)  # a clear error first
+    header = _parse_header(data[8: 8 + _header_length(data[:8], len(data), origin)], origin)  # a clear error first
+    _check_dtypes(header, origin)
     try:
         arrays = safetensors.numpy.load(data)
     except (safetensors.SafetensorError, ValueError, TypeError) as error:
@@ -309,6 +310,21 @@ def _data_length(header: dict[str, Any], path: str) -> int:
                                       "data_offsets in the header")
             ends.append(offsets[1])
     return max(ends)
+
+
+# The safetensors dtypes NumPy can hold (safetensors' names); BF16 and the F8 types have no NumPy dtype.
+NUMPY_DTYPES = {"BOOL", "U8", "I8", "U16", "I16", "U32", "I32", "U64", "I64", "F16", "F32", "F64"}
+
+
+def _check_dtypes(header: dict[str, Any], path: str) -> None:
+    """Refuse, naming the tensor and its dtype, a file with a tensor that NumPy has no dtype for (a bfloat16 or
+    float8 checkpoint, as PyTorch saves them), rather than fail inside the safetensors reader."""
+    for name, entry in header.items():
+        dtype = entry.get("dtype") if isinstance(entry, dict) and name != "__metadata__" else None
+        if dtype is not None and dtype not in NUMPY_DTYPES:
+            raise CheckpointError(f"{path}: tensor {name!r} is stored as {dtype}, which minigrad cannot hold (NumPy "
+                                  "has no bfloat16 or float8); convert the file to float32 first (in PyTorch: "
+                                  "{k: v.float() for k, v in state_dict.items()})")
 
 
 def _metadata(header: dict[str, Any], path: str) -> dict[str, str]:

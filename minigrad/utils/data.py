@@ -3,3 +3,9 @@
 from minigrad.compat.data import DataLoader, Dataset, Subset, TensorDataset, default_collate, random_split
 
 __all__ = ["DataLoader", "Dataset", "Subset", "TensorDataset", "default_collate", "random_split"]
+
+
+def __getattr__(name: str) -> object:
+    from minigrad.compat.missing import refuse
+
+    raise refuse(__name__, name)

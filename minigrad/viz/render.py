@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import html
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -66,11 +67,19 @@ def _render(body: list[str], path: Path | None, format: str, say: bool = True) -
     dot_path = path.with_suffix(".dot")
     dot_path.write_text(source, encoding="utf-8")
     if say:
-        missing = (f"no graphviz `dot` program found: {INSTALL_DOT}" if digraph is not None else
-                   f"the graphviz Python package is missing: {INSTALL_PACKAGE}; rendering also needs graphviz's `dot` "
-                   f"program: {INSTALL_DOT}")
-        print(f"minigrad.viz: wrote {dot_path} ({missing})", file=sys.stderr)
+        print(f"minigrad.viz: wrote {dot_path} ({_what_is_missing(digraph is not None)})", file=sys.stderr)
     return digraph, dot_path
+
+
+def _what_is_missing(have_package: bool) -> str:
+    """Which of the two pieces rendering needs is missing: the `dot` program, the Python package, or both."""
+    have_program = shutil.which("dot") is not None
+    if have_package:
+        return f"no graphviz `dot` program found: {INSTALL_DOT}"
+    if have_program:
+        return f"the graphviz Python package is missing: {INSTALL_PACKAGE}; graphviz's `dot` program is installed"
+    return (f"the graphviz Python package is missing: {INSTALL_PACKAGE}; rendering also needs graphviz's `dot` "
+            f"program: {INSTALL_DOT}")
 
 
 def draw(tensor: Tensor, path: str | Path | None = None, format: str = "svg", **options: Any) -> Any:

@@ -346,7 +346,9 @@ class GPT(nn.Module):
         temperature 0 is greedy; top_k / top_p restrict the draw to the most likely tokens (sampling.py).
         The model sees at most the last block_size tokens. `mg.manual_seed` makes the draws repeatable.
         Returns a Tensor (on idx's device) for a Tensor `idx`, otherwise a NumPy array. Put the model in
-        eval mode first if it has dropout.
+        eval mode first if it has dropout. Like PyTorch's, it uses the BLAS threads as they are set
+        (`mg.set_num_threads`): one token's small products gain little from many threads and lose much when
+        the cores are busy, so `minigpt sample` measures the count as it writes (--threads to fix it).
 
         With `use_cache` the model runs on the whole prompt once, then on one new token per step, reading
         earlier keys and values from a KVCache: the same logits as recomputing the prefix (up to float

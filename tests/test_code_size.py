@@ -24,7 +24,7 @@ FILE_CAP = 400
 CORE_FILE_CAP = 350
 CORE_FILES = ("minigrad/core/function.py", "minigrad/core/autograd.py", "minigrad/tensor/tensor.py")
 # The walk is the file a learner reads most closely: the chain rule and nothing that hides it.
-FILE_CAPS: dict[str, int] = {}  # autograd.py goes to 250 when the walk takes DeZero's shape
+FILE_CAPS: dict[str, int] = {"minigrad/core/autograd.py": 250}  # the walk in DeZero's shape, and nothing else
 FUNCTION_CAP = 60
 LINE_LENGTH = 120
 TOP_LEVEL_FILES_CAP = 4  # .py files directly in minigrad/: __init__, factories, functional (F), random
@@ -33,7 +33,10 @@ TOP_LEVEL_FILES_CAP = 4  # .py files directly in minigrad/: __init__, factories,
 # The core path (core/, tensor/, ops/) is no larger than before the reading edition (12,886 lines in all then).
 PACKAGE_BUDGET = 12_886
 BAND_BUDGETS = {
-    "core": 1_312,  # Function, the backward walk, grad mode, double backward, devices, dtypes
+    # Function, the backward walk, grad mode, double backward, devices, dtypes; and since the walk took DeZero's
+    # shape, what stands at its edges: observers.py (tensor hooks, anomaly, drawing, as one mechanism; the hook
+    # runner came from tensor/) and gradients.py (the aliasing rule, and the slice gradient that came from ops/).
+    "core": 1_396,
     "tensor": 1_847,  # the Tensor class and its method groups
     "ops": 1_441,  # the primitives, one class each
     "fused": 800,  # the hand-derived ops and their composed twins

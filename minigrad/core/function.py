@@ -10,10 +10,11 @@ Read next: autograd.py (the backward pass), then ops/elementwise.py.
 
 from __future__ import annotations
 
-import traceback
+import itertools
 from typing import Any
 
-from minigrad.core import autograd
+from minigrad.core import observers
+from minigrad.core.grad_mode import grad_mode
 from minigrad.tensor import ShapeError, Tensor
 
 
@@ -54,12 +55,6 @@ class Function:
     def backward(self, gy: Any) -> Any:
         raise NotImplementedError
 
-    def backward_into(self, gx: Any, gy: Any) -> bool:
-        """Add this op's gradient for `gy` into `gx` in place and return True, or return False (the default) to have
-        `backward` run. `gx` is the gradient so far of the op's one input, a buffer the backward pass owns; an op
-        whose backward would make an array mostly of zeros (a slice's) adds only the part that is not zero."""
-        return False
-
     def recompute(self, *inputs: Tensor, y: Tensor) -> dict[str, Tensor]:
         """The saved buffers that are neither an input nor the output, computed again from the input tensors
         (and the output `y`), for a backward on tensors (higher_order.py). Most ops save none."""
@@ -73,36 +68,40 @@ class Function:
     @classmethod
     def apply(cls, *inputs: Tensor, **params: Any) -> Tensor:
         """Run the op forward on tensors, and record it in the graph when a gradient will be needed."""
-        device_type = type(inputs[0].data)
-        for other in inputs[1:]:
-            if type(other.data) is not device_type:
-                devices = ", ".join(t.device for t in inputs)
-                raise RuntimeError(f"{cls.__name__}: inputs are on different devices ({devices})")
+        _check_devices(cls.__name__, inputs)
         ctx = cls(**params)
-        try:
-            y = ctx.forward(*[t.data for t in inputs])
-        except ValueError as error:
-            if isinstance(error, ShapeError) or not _is_shape_error(error):
-                raise  # a ValueError about values (integers to negative powers, ...) keeps its own words
-            shapes = ", ".join(str(t.shape) for t in inputs)
-            raise ShapeError(f"{cls.__name__}: input shapes {shapes}: {error}") from error
-        requires_grad = autograd.grad_mode.enabled and any(t.requires_grad for t in inputs)
+        y = ctx.forward(*[t.data for t in inputs])
+        requires_grad = grad_mode.enabled and any(t.requires_grad for t in inputs)
         out = Tensor._make(y, requires_grad)
-        if requires_grad:
-            ctx.parents = inputs
-            ctx.needs_input_grad = tuple(t.requires_grad for t in inputs)
+        if requires_grad:  # define-by-run: the output remembers its op, the op its inputs
+            ctx.parents, ctx.needs_input_grad = inputs, tuple(t.requires_grad for t in inputs)
             ctx.input_versions = [t._version for t in inputs]  # backward checks that none changed in place
             out._ctx = ctx
-        if autograd.scope_hook is not None:  # drawing: which module's forward made this op
-            ctx.scope = autograd.scope_hook.scope
-        if autograd.anomaly_hook is not None:
-            ctx.created_at = traceback.extract_stack()[:-2]
-            autograd.anomaly_hook.forward(ctx, inputs, y)
+        for observer in observers.active:  # anomaly detection, the drawing's module scopes (observers.py)
+            observer.on_forward(ctx, inputs, y)
         return out
 
 
-def _is_shape_error(error: ValueError) -> bool:
-    """Whether the array library refused the inputs' shapes (NumPy and CuPy say "broadcast", "shape" or
-    "dimension"), as opposed to their values; only then does an error name the op and the shapes."""
-    message = str(error)
-    return any(word in message for word in ("broadcast", "shape", "dimension"))
+def _check_devices(name: str, inputs: tuple[Tensor, ...]) -> None:
+    """Refuse inputs on different devices (a NumPy and a CuPy array), naming the op and the devices."""
+    device_type = type(inputs[0].data)
+    if any(type(other.data) is not device_type for other in inputs[1:]):
+        raise RuntimeError(f"{name}: inputs are on different devices ({', '.join(t.device for t in inputs)})")
+
+
+def check_broadcast(op: str, *xs: Any, core: int = 0) -> None:
+    """Refuse inputs whose shapes do not broadcast together, with a ShapeError naming the op and the shapes.
+
+    NumPy's rule: align the shapes from the right; on each axis the sizes must be equal, or 1 (that input is
+    copied along the axis), and a missing leading axis counts as 1. So (2, 3) and (3,) broadcast to (2, 3),
+    (3, 1) and (1, 4) to (3, 4), but (2, 3) and (4,) do not. `core` trailing axes are the op's own and are
+    left out (matmul's two: only its batch axes broadcast). In backward the engine sums each gradient back
+    to its input's shape (autograd.sum_to).
+    """
+    shapes = [x.shape[: max(x.ndim - core, 0)] for x in xs]
+    if all(shape == shapes[0] for shape in shapes):
+        return  # the common case, decided at once
+    for sizes in itertools.zip_longest(*(reversed(shape) for shape in shapes), fillvalue=1):
+        if len(set(sizes) - {1}) > 1:
+            shown = ", ".join(str(x.shape) for x in xs)
+            raise ShapeError(f"{op}: input shapes {shown}: sizes {' and '.join(map(str, sizes))} do not broadcast")

@@ -48,6 +48,7 @@ import numpy as np
 
 from minigrad.core import autograd
 from minigrad.core.function import Function
+from minigrad.core.gradients import dense
 from minigrad.tensor import Tensor
 from minigrad.tools.anomaly import AnomalyError
 
@@ -145,5 +146,6 @@ class Transposed(Function):
 
 
 def _single(gxs: Any) -> Any:
-    """The one gradient of a one-input op (a backward may return it alone or in a 1-tuple)."""
-    return gxs[0] if isinstance(gxs, tuple) else gxs
+    """The one gradient of a one-input op (a backward may return it alone or in a 1-tuple), as an array (a slice's
+    backward returns a sparse `SliceGradient`, ops/indexing.py)."""
+    return dense(gxs[0] if isinstance(gxs, tuple) else gxs)

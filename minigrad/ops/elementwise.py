@@ -1,9 +1,9 @@
 """Elementwise ops: each output element depends on the matching input element(s) only.
 
 So each backward is "upstream gradient times local derivative", elementwise: gx = gy * dy/dx.
-Binary ops broadcast as NumPy does; their backward returns gradients in the broadcast shape and the
-engine (autograd.sum_to) sums them back to each input's shape. Functions that only make sense on real
-numbers (exp, log, sqrt, sin, erf, ...) turn integer input into float32, the default float, as PyTorch does.
+Binary ops broadcast as NumPy does (`check_broadcast` refuses shapes that do not fit); their backward returns
+gradients in the broadcast shape and the engine (autograd.sum_to) sums them back to each input's shape. Real
+functions (exp, log, sqrt, sin, erf, ...) turn integer input into float32, the default float, as PyTorch does.
 The activation functions (relu, sigmoid, gelu, ...) are in activations.py.
 Read next: activations.py, then reduce.py.
 """
@@ -15,7 +15,7 @@ from typing import Any
 
 from minigrad.core.backend import get_array_module
 from minigrad.core.dtypes import get_default_dtype
-from minigrad.core.function import Function
+from minigrad.core.function import Function, check_broadcast
 from minigrad.kernels import special
 
 
@@ -23,6 +23,7 @@ class Add(Function):
     """y = a + b;  dy/da = 1, dy/db = 1."""
 
     def forward(self, a, b):
+        check_broadcast("Add", a, b)
         return a + b
 
     def backward(self, gy):
@@ -33,6 +34,7 @@ class Sub(Function):
     """y = a - b;  dy/da = 1, dy/db = -1."""
 
     def forward(self, a, b):
+        check_broadcast("Sub", a, b)
         return a - b
 
     def backward(self, gy):
@@ -43,6 +45,7 @@ class Mul(Function):
     """y = a * b;  dy/da = b, dy/db = a."""
 
     def forward(self, a, b):
+        check_broadcast("Mul", a, b)
         self.a, self.b = a, b
         return a * b
 
@@ -54,6 +57,7 @@ class Div(Function):
     """y = a / b;  dy/da = 1 / b, dy/db = -a / b**2 = -y / b."""
 
     def forward(self, a, b):
+        check_broadcast("Div", a, b)
         self.b = b
         self.y = a / b
         return self.y
@@ -109,6 +113,7 @@ class Pow(Function):
     """
 
     def forward(self, a, b):
+        check_broadcast("Pow", a, b)
         self.a, self.b = a, b
         self.y = a**b
         return self.y
@@ -247,6 +252,7 @@ class Maximum(Function):
     """
 
     def forward(self, a, b):
+        check_broadcast("Maximum", a, b)
         self.a, self.b = a, b
         return get_array_module(a).maximum(a, b)
 
@@ -258,6 +264,7 @@ class Minimum(Function):
     """y = min(a, b) elementwise;  dy/da = 1 where a < b, 1/2 where a = b, 0 where a > b (likewise for b)."""
 
     def forward(self, a, b):
+        check_broadcast("Minimum", a, b)
         self.a, self.b = a, b
         return get_array_module(a).minimum(a, b)
 
@@ -280,6 +287,7 @@ class Clamp(Function):
     """
 
     def forward(self, x, low, high):
+        check_broadcast("Clamp", x, low, high)
         xp = get_array_module(x)
         self.x, self.low, self.high = x, low, high
         return xp.minimum(xp.maximum(x, low), high)
@@ -313,6 +321,7 @@ class Where(Function):
     cond: Any
 
     def forward(self, a, b):
+        check_broadcast("Where", a, b, self.cond)
         return get_array_module(a).where(self.cond, a, b)
 
     def backward(self, gy):

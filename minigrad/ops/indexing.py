@@ -23,6 +23,7 @@ import numpy as np
 from minigrad.core import backend
 from minigrad.core.backend import get_array_module
 from minigrad.core.function import Function
+from minigrad.core.gradients import SliceGradient
 from minigrad.tensor import Tensor
 
 
@@ -45,23 +46,12 @@ class GetItem(Function):
         return x if self.advanced is None else x[self.advanced]
 
     def backward(self, gy):
+        if self.advanced is None:  # each element picked at most once: gy in a slice of zeros (core/gradients.py)
+            return SliceGradient(self.source_shape, self.dtype, self.basic, gy)
         gx = get_array_module(gy).zeros(self.source_shape, dtype=self.dtype)
-        if self.advanced is None:
-            gx[self.basic] = gy  # basic indexing picks each element at most once
-            return gx
         target = gx if self.basic is None else gx[self.basic]  # a view: adding into it adds into gx
         scatter_add(target, self.advanced, gy)  # an element picked twice collects both gradients
         return gx
-
-    def backward_into(self, gx, gy):
-        """gx[basic] += gy, when the input already has a gradient (Function.backward_into): no array of zeros."""
-        if self.advanced is not None:
-            return False
-        if self.basic is None:
-            gx += gy
-        else:
-            gx[self.basic] += gy  # (indexed: gx[0, 1] alone would be a copied scalar, not a view)
-        return True
 
 
 class Gather(Function):

@@ -10,7 +10,7 @@ Read next: ../fused/ (the hand-derived ops).
 from __future__ import annotations
 
 from minigrad.core.backend import get_array_module
-from minigrad.core.function import Function
+from minigrad.core.function import Function, check_broadcast
 from minigrad.kernels import blas
 from minigrad.tensor import ShapeError
 
@@ -21,6 +21,7 @@ class MatMul(Function):
     def forward(self, a, b):
         if a.ndim == 0 or b.ndim == 0 or a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
             raise ShapeError(f"matmul: {a.shape} @ {b.shape}")
+        check_broadcast("MatMul", a, b, core=2)  # the batch axes
         self.a, self.b = a, b
         if a.ndim > 2 and b.ndim == 2:
             # (..., K) @ (K, N): one large matrix product instead of one per batch element.

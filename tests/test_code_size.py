@@ -31,15 +31,16 @@ TOP_LEVEL_FILES_CAP = 4  # .py files directly in minigrad/: __init__, factories,
 
 # Lines of .py per band of minigrad/ (its folders; "." is the files at the top level), and of the whole package.
 # The core path (core/, tensor/, ops/) is no larger than before the reading edition (12,886 lines in all then).
-PACKAGE_BUDGET = 12_886
+# +47 when every op came to declare how it is differentiated twice (`double_backward`), one or two lines each.
+PACKAGE_BUDGET = 12_933
 BAND_BUDGETS = {
     # Function, the backward walk, grad mode, double backward, devices, dtypes; and since the walk took DeZero's
     # shape, what stands at its edges: observers.py (tensor hooks, anomaly, drawing, as one mechanism; the hook
     # runner came from tensor/) and gradients.py (the aliasing rule, and the slice gradient that came from ops/).
-    "core": 1_396,
+    "core": 1_400,
     "tensor": 1_847,  # the Tensor class and its method groups
-    "ops": 1_441,  # the primitives, one class each
-    "fused": 800,  # the hand-derived ops and their composed twins
+    "ops": 1_507,  # the primitives, one class each, each declaring its double backward (+66 lines for that)
+    "fused": 807,  # the hand-derived ops and their composed twins (+7: each op's double_backward)
     "kernels": 1_540,  # BLAS sums, attention row blocks, the numba kernels, threads: a floor under the math
     "compat": 1_070,  # names that exist so PyTorch programs run: they teach nothing new
     "nn": 980,

@@ -3,7 +3,8 @@
 A `Function` subclass is one op: its `forward` and `backward` work on raw backend arrays and stand side
 by side, so the math is read in one place. `apply` runs it on tensors and, when a gradient will be
 needed, records it in the graph: the output tensor's `_ctx` is the Function, whose `parents` are the
-input tensors.
+input tensors (define-by-run). Each op checks its own inputs' shapes (`check_broadcast` for the ones
+that broadcast) and declares how it is differentiated twice (`double_backward`, with `Tensors`).
 
 Read next: autograd.py (the backward pass), then ops/elementwise.py.
 """
@@ -18,6 +19,14 @@ from minigrad.core.grad_mode import grad_mode
 from minigrad.tensor import ShapeError, Tensor
 
 
+class Tensors:
+    """`double_backward = Tensors(a=0, b=1, y="output")`: the op's backward runs again on tensors, with its saved
+    buffer `self.a` standing for input 0, `self.b` for input 1 and `self.y` for the output (higher_order.py)."""
+
+    def __init__(self, **saved: int | str) -> None:
+        self.saved = saved
+
+
 class Function:
     """One differentiable op. Subclasses define `forward(*arrays)` and `backward(gy)`.
 
@@ -26,13 +35,15 @@ class Function:
     tuple, or a single array for one input), with the output's shape broadcast as the forward did;
     the engine sums it back to each input's shape. It must never modify `gy` in place.
 
-    For gradients that are differentiated again (create_graph=True) the same `backward` runs on tensors;
-    higher_order.py explains how, and what the attributes below declare: `is_linear` (y = A x for a fixed A),
-    `constants` (float buffers whose derivative is zero), `recompute` (buffers derived from the inputs, as
-    tensors), or a `composed(*inputs)` method (the same function from primitive ops) for a fused op.
+    Each op declares how its gradient is differentiated again (create_graph=True; higher_order.py):
+    `double_backward` is "linear" (y = A x for a fixed A: its backward runs as an op, `Transposed`),
+    "composed" (a fused op whose `composed(*inputs)` method computes the same function from primitive ops),
+    or `Tensors(...)` (its one `backward` runs on tensors, the declaration saying which saved buffer is which
+    input or the output). With it, `constants` names float buffers whose derivative is zero and `recompute`
+    computes other derived buffers again, as tensors. An op that declares nothing cannot be differentiated twice.
     """
 
-    is_linear = False
+    double_backward: str | Tensors | None = None
     constants: tuple[str, ...] = ()
 
     # `scope` (set only while mg.viz.record_modules runs) is a slot, so release() keeps it for drawing; so is

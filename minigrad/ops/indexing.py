@@ -22,7 +22,7 @@ import numpy as np
 
 from minigrad.core import backend
 from minigrad.core.backend import get_array_module
-from minigrad.core.function import Function
+from minigrad.core.function import Function, Tensors
 from minigrad.core.gradients import SliceGradient
 from minigrad.tensor import Tensor
 
@@ -37,7 +37,7 @@ class GetItem(Function):
 
     basic: Any  # a NumPy index of ints, slices, None and ..., or None when there is none
     advanced: Any  # a NumPy index holding arrays, or None when there is none
-    is_linear = True  # y = A x: for double backward its backward runs as an op (higher_order.py)
+    double_backward = "linear"  # y = A x: for double backward its backward runs as an op (higher_order.py)
 
     def forward(self, x):
         self.source_shape, self.dtype = x.shape, x.dtype
@@ -59,7 +59,7 @@ class Gather(Function):
 
     dim: int
     index: Any  # an integer array with x's number of dims
-    is_linear = True
+    double_backward = "linear"
 
     def forward(self, x):
         self.source_shape, self.dtype = x.shape, x.dtype
@@ -193,6 +193,7 @@ class SetItem(Function):
     basic: Any
     advanced: Any
     constants = ("keep",)  # a 0/1 mask: its derivative is zero (higher_order.py)
+    double_backward = Tensors()
 
     def forward(self, x, value):
         self.keep = get_array_module(x).ones(x.shape, dtype=x.dtype)

@@ -10,13 +10,15 @@ Read next: ../fused/ (the hand-derived ops).
 from __future__ import annotations
 
 from minigrad.core.backend import get_array_module
-from minigrad.core.function import Function, check_broadcast
+from minigrad.core.function import Function, Tensors, check_broadcast
 from minigrad.kernels import blas
 from minigrad.tensor import ShapeError
 
 
 class MatMul(Function):
     """y = a @ b;  ga = gy @ b^T,  gb = a^T @ gy  (summed over broadcast batch axes)."""
+
+    double_backward = Tensors(a=0, b=1)
 
     def forward(self, a, b):
         if a.ndim == 0 or b.ndim == 0 or a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
@@ -60,6 +62,8 @@ class Linear(Function):
     One op instead of Transpose, MatMul and Add: fewer graph nodes, and gw comes out in w's own
     (out, in) layout rather than as the transpose of a (in, out) product.
     """
+
+    double_backward = Tensors(w=1)
 
     def forward(self, x, w, b=None):
         if x.ndim == 0 or x.shape[-1] != w.shape[1]:
@@ -114,6 +118,7 @@ class Einsum(Function):
 
     subscripts: list[str]
     output: str
+    double_backward = Tensors()
 
     def forward(self, *xs):
         self.xs = xs

@@ -35,12 +35,11 @@ class Function:
     tuple, or a single array for one input), with the output's shape broadcast as the forward did;
     the engine sums it back to each input's shape. It must never modify `gy` in place.
 
-    Each op declares how its gradient is differentiated again (create_graph=True; higher_order.py):
-    `double_backward` is "linear" (y = A x for a fixed A: its backward runs as an op, `Transposed`),
-    "composed" (a fused op whose `composed(*inputs)` method computes the same function from primitive ops),
-    or `Tensors(...)` (its one `backward` runs on tensors, the declaration saying which saved buffer is which
-    input or the output). With it, `constants` names float buffers whose derivative is zero and `recompute`
-    computes other derived buffers again, as tensors. An op that declares nothing cannot be differentiated twice.
+    Each op declares how its gradient is differentiated again (create_graph=True; higher_order.py), in
+    `double_backward`: "linear" (y = A x for a fixed A: its backward runs as an op), "composed" (a fused op whose
+    `composed(*inputs)` computes the same function from primitive ops) or `Tensors(...)` (its `backward` runs on
+    tensors, the saved buffers named as inputs or the output; `constants` are float buffers with derivative zero,
+    `recompute` makes other derived buffers again). An op that declares nothing cannot be differentiated twice.
     """
 
     double_backward: str | Tensors | None = None

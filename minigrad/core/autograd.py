@@ -54,12 +54,9 @@ def sum_to(gx: Any, shape: tuple[int, ...]) -> Any:
 
 def order_graph(roots: Tensor | Sequence[Tensor], constants: bool = False,
                 stop: Collection[int] = ()) -> list[Tensor]:
-    """Step 1: the tensors of the graph in topological order, after the in-place pre-pass.
-
-    The pre-pass (`versions.resolve_all`) looks for ops that saw an older version of an input that was then
-    updated in place: if it moves such an op's input to the stand-in for the version it saw, the graph changed,
-    and is ordered again. Without in-place updates it costs one look at each op.
-    """
+    """Step 1: the graph in topological order, with the in-place pre-pass (`versions.resolve_all`): an op that saw
+    an older version of an input updated in place since gets the stand-in for that version as its input, and the
+    graph, so changed, is ordered again. Without in-place updates it costs one look at each op."""
     order = topological_order(roots, constants, stop)
     while versions.resolve_all(order):
         order = topological_order(roots, constants, stop)

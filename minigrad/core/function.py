@@ -11,6 +11,7 @@ Read next: autograd.py (the backward pass), then ops/elementwise.py.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from typing import Any
 
@@ -100,18 +101,26 @@ def _check_devices(name: str, inputs: tuple[Tensor, ...]) -> None:
 
 
 def check_broadcast(op: str, *xs: Any, core: int = 0) -> None:
-    """Refuse inputs whose shapes do not broadcast together, with a ShapeError naming the op and the shapes.
-
-    NumPy's rule: align the shapes from the right; on each axis the sizes must be equal, or 1 (that input is
-    copied along the axis), and a missing leading axis counts as 1. So (2, 3) and (3,) broadcast to (2, 3),
-    (3, 1) and (1, 4) to (3, 4), but (2, 3) and (4,) do not. `core` trailing axes are the op's own and are
-    left out (matmul's two: only its batch axes broadcast). In backward the engine sums each gradient back
-    to its input's shape (autograd.sum_to).
-    """
+    """Refuse inputs whose shapes do not broadcast together (NumPy's rule: aligned from the right, the sizes on
+    each axis are equal or 1, a missing axis counting as 1: (2, 3) and (3,) give (2, 3), (3, 1) and (1, 4) give
+    (3, 4), (2, 3) and (4,) fail), with a ShapeError naming the op and the shapes. `core` trailing axes are the
+    op's own and left out (matmul's two). In backward, autograd.sum_to undoes the broadcast."""
     shapes = [x.shape[: max(x.ndim - core, 0)] for x in xs]
     if all(shape == shapes[0] for shape in shapes):
         return  # the common case, decided at once
     for sizes in itertools.zip_longest(*(reversed(shape) for shape in shapes), fillvalue=1):
         if len(set(sizes) - {1}) > 1:
             shown = ", ".join(str(x.shape) for x in xs)
-            raise ShapeError(f"{op}: input shapes {shown}: sizes {' and '.join(map(str, sizes))} do not broadcast")
+            raise ShapeError(f"{op}: input shapes {shown} do not broadcast (sizes {sizes} on one axis)")
+
+
+class shapes_refused(contextlib.AbstractContextManager):
+    """`with shapes_refused("Concat", *xs):` around the one array call of an op that can refuse only its inputs'
+    shapes (concatenate, reshape, einsum, where): its ValueError becomes a ShapeError naming the op and shapes."""
+
+    def __init__(self, op: str, *xs: Any) -> None:
+        self.op, self.xs = op, xs
+
+    def __exit__(self, kind: Any, error: Any, traceback: Any) -> None:
+        if kind is not None and issubclass(kind, ValueError) and not issubclass(kind, ShapeError):
+            raise ShapeError(f"{self.op}: input shapes {', '.join(str(x.shape) for x in self.xs)}: {error}") from error

@@ -3,8 +3,8 @@
 A tensor used twice receives two gradients, which add up. Adding in place saves an allocation, but only into a
 buffer that no one else holds ("owned"): an op may hand the same array to two inputs (add returns gy twice), or a
 view of gy (reshape), and adding into such an array would corrupt the other gradient. So when an op returns its
-gradients the walk says which are new buffers that only one input receives (`is_fresh`); only those are added
-into, or become a leaf's `.grad` without a copy. A slice's gradient (`SliceGradient`) is added into its slice.
+gradients the walk says which are new buffers only one input receives (`is_fresh`): only those are added into,
+or become a leaf's `.grad` without a copy. A slice's gradient (`SliceGradient`) goes into its slice alone.
 Read next: higher_order.py.
 """
 

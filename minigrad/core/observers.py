@@ -1,13 +1,10 @@
-"""Observers: code that watches the engine at its edges, so that neither `Function.apply` nor the backward walk
-has a seat for any one feature (tensor hooks, anomaly detection, the drawing's module scopes and animation).
-
-An observer has four events (the base class `Observer` makes each do nothing): `on_forward(ctx, inputs, y)` after
-an op's forward (function.py); `on_backward(ctx, gxs)` after its backward, with the gradients as arrays; and
-`on_gradient(tensor, gy) -> gy` when a tensor's gradient is complete, before it goes into `.grad` or on to the op
-that made the tensor (autograd.py; a tensor hook may replace it); `on_module(module)`, a context manager entered
-while a module's forward runs (nn/module.py). `active` lists the observers of every op: `mg.detect_anomaly()` and
-`mg.viz.record_modules` join it for a `with` block. Each walk adds its own: the tensors' hooks and `on_step`.
-Read next: autograd.py, tools/anomaly.py.
+"""Observers watch the engine at its edges, so that neither `Function.apply` nor the backward walk has a seat for
+any one feature (tensor hooks, anomaly detection, the drawing's module scopes and animation). Their events:
+`on_forward(ctx, inputs, y)` after an op's forward; `on_backward(ctx, gxs)` after its backward (the gradients as
+arrays); `on_gradient(tensor, gy) -> gy` when a tensor's gradient is complete, before it goes into `.grad` or on to
+its op (a tensor hook may replace it); `on_module(module)`, a context entered while a module's forward runs.
+`active` lists the observers of every op (`mg.detect_anomaly()`, `mg.viz.record_modules` join it for a `with`
+block); each walk adds the tensors' hooks and `on_step`. Read next: autograd.py, tools/anomaly.py.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from typing import Any
 
 from minigrad.core.backend import get_array_module
 from minigrad.core.dtypes import get_default_dtype
-from minigrad.core.function import Function, Tensors, check_broadcast
+from minigrad.core.function import Function, Tensors, check_broadcast, shapes_refused
 from minigrad.kernels import special
 
 
@@ -346,7 +346,8 @@ class MaskedFill(Function):
 
     def forward(self, x):
         xp = get_array_module(x)
-        return xp.where(self.mask, xp.asarray(self.value, dtype=x.dtype), x)
+        with shapes_refused("MaskedFill", x):
+            return xp.where(self.mask, xp.asarray(self.value, dtype=x.dtype), x)
 
     def backward(self, gy):
         return gy * ~self.mask
@@ -359,8 +360,8 @@ class Where(Function):
     double_backward = Tensors()
 
     def forward(self, a, b):
-        check_broadcast("Where", a, b, self.cond)
-        return get_array_module(a).where(self.cond, a, b)
+        with shapes_refused("Where", a, b):  # (the condition broadcasts too)
+            return get_array_module(a).where(self.cond, a, b)
 
     def backward(self, gy):
         return gy * self.cond, gy * ~self.cond

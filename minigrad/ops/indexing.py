@@ -22,7 +22,7 @@ import numpy as np
 
 from minigrad.core import backend
 from minigrad.core.backend import get_array_module
-from minigrad.core.function import Function, Tensors
+from minigrad.core.function import Function, Tensors, shapes_refused
 from minigrad.core.gradients import SliceGradient
 from minigrad.tensor import Tensor
 
@@ -198,7 +198,8 @@ class SetItem(Function):
     def forward(self, x, value):
         self.keep = get_array_module(x).ones(x.shape, dtype=x.dtype)
         _select(self.keep, self.basic, self.advanced, 0)
-        _select(x, self.basic, self.advanced, value)
+        with shapes_refused("SetItem", x, value):
+            _select(x, self.basic, self.advanced, value)
         return x
 
     def backward(self, gy):

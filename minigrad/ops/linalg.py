@@ -10,7 +10,7 @@ Read next: ../fused/ (the hand-derived ops).
 from __future__ import annotations
 
 from minigrad.core.backend import get_array_module
-from minigrad.core.function import Function, Tensors, check_broadcast
+from minigrad.core.function import Function, Tensors, check_broadcast, shapes_refused
 from minigrad.kernels import blas
 from minigrad.tensor import ShapeError
 
@@ -122,7 +122,8 @@ class Einsum(Function):
 
     def forward(self, *xs):
         self.xs = xs
-        return get_array_module(xs[0]).einsum(f"{','.join(self.subscripts)}->{self.output}", *xs)
+        with shapes_refused("Einsum", *xs):
+            return get_array_module(xs[0]).einsum(f"{','.join(self.subscripts)}->{self.output}", *xs)
 
     def backward(self, gy):
         xp = get_array_module(gy)

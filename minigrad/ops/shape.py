@@ -13,7 +13,7 @@ import numpy as np
 
 from minigrad.core import backend
 from minigrad.core.backend import get_array_module
-from minigrad.core.function import Function, Tensors
+from minigrad.core.function import Function, Tensors, shapes_refused
 
 
 class Reshape(Function):
@@ -24,7 +24,8 @@ class Reshape(Function):
 
     def forward(self, x):
         self.source_shape = x.shape
-        return x.reshape(self.shape)
+        with shapes_refused("Reshape", x):
+            return x.reshape(self.shape)
 
     def backward(self, gy):
         return gy.reshape(self.source_shape)
@@ -125,8 +126,9 @@ class Concat(Function):
     double_backward = Tensors()
 
     def forward(self, *xs):
-        self.sizes = [x.shape[self.axis] for x in xs]
-        return get_array_module(xs[0]).concatenate(xs, axis=self.axis)
+        with shapes_refused("Concat", *xs):
+            self.sizes = [x.shape[self.axis] for x in xs]
+            return get_array_module(xs[0]).concatenate(xs, axis=self.axis)
 
     def backward(self, gy):
         xp = get_array_module(gy)
@@ -141,7 +143,8 @@ class Stack(Function):
     double_backward = Tensors()
 
     def forward(self, *xs):
-        return get_array_module(xs[0]).stack(xs, axis=self.axis)
+        with shapes_refused("Stack", *xs):
+            return get_array_module(xs[0]).stack(xs, axis=self.axis)
 
     def backward(self, gy):
         xp = get_array_module(gy)

@@ -76,9 +76,8 @@ def saves(ctx: Any, array: Any) -> bool:
 
 
 def resolve_all(order: list) -> bool:
-    """The pre-pass before a backward walk: resolve each op of `order` (a topological order, autograd.py) that saw
-    an older version of one of its inputs. True if an op's inputs now point elsewhere, so that the graph must be
-    ordered again (the stand-ins, and what they came from, join it)."""
+    """The pre-pass before a backward walk: resolve each op of `order` (autograd.order_graph) that saw an older
+    version of an input. True if an op's inputs moved, so that the graph (now with the stand-ins) is ordered again."""
     moved = False
     for tensor in order:
         ctx = tensor._ctx

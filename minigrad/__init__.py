@@ -10,7 +10,7 @@ The package in bands, each a folder with a line budget (tests/test_code_size.py)
 2. core/function.py: Function, one op, forward and backward side by side, and `apply` (define-by-run);
 3. core/autograd.py: the backward walk in two steps (order the graph; apply the chain rule);
 4. ops/elementwise.py, then the other primitives in ops/: one class per op, the derivative in its docstring;
-5. core/higher_order.py: double backward, each op's backward run again on tensors.
+5. core/higher_order.py: double backward, by the route each op declares (`double_backward`).
 Then, built on it: fused/ (softmax, cross-entropy, layer norm, GELU, attention: derived by hand, each beside its
 composed twin in fused/twins.py), functional.py (F), nn/, optim/, viz/ (drawing graphs), distributed/.
 Where to stop: kernels/ (faster second implementations of array steps: BLAS, compiled numba kernels, threads)

@@ -69,19 +69,19 @@ def test_nan_already_in_the_data_is_reported_as_such():
 
 
 def test_off_by_default_and_restored_after_nesting_and_errors():
-    assert autograd.anomaly_hook is None
+    assert not autograd.observers.active
     y = mg.tensor([-1.0]).log()  # no detection: a silent NaN, as in NumPy
     assert np.isnan(y.numpy()).all()
     with mg.detect_anomaly():
-        outer = autograd.anomaly_hook
-        assert outer is not None
+        outer = list(autograd.observers.active)
+        assert len(outer) == 1
         with mg.detect_anomaly():
-            assert autograd.anomaly_hook is not outer
-        assert autograd.anomaly_hook is outer
+            assert len(autograd.observers.active) == 2
+        assert autograd.observers.active == outer
         with pytest.raises(AnomalyError):
             mg.tensor([-1.0]).log()
-        assert autograd.anomaly_hook is outer
-    assert autograd.anomaly_hook is None
+        assert autograd.observers.active == outer
+    assert not autograd.observers.active
 
 
 def test_decorator_form():
@@ -91,7 +91,7 @@ def test_decorator_form():
 
     with pytest.raises(AnomalyError):
         step(mg.tensor([-1.0]))
-    assert autograd.anomaly_hook is None
+    assert not autograd.observers.active
 
 
 def test_graph_built_before_detection():

@@ -24,19 +24,25 @@ FILE_CAP = 400
 CORE_FILE_CAP = 350
 CORE_FILES = ("minigrad/core/function.py", "minigrad/core/autograd.py", "minigrad/tensor/tensor.py")
 # The walk is the file a learner reads most closely: the chain rule and nothing that hides it.
-FILE_CAPS: dict[str, int] = {}  # autograd.py goes to 250 when the walk takes DeZero's shape
+FILE_CAPS: dict[str, int] = {"minigrad/core/autograd.py": 250}  # the walk in DeZero's shape, and nothing else
 FUNCTION_CAP = 60
 LINE_LENGTH = 120
 TOP_LEVEL_FILES_CAP = 4  # .py files directly in minigrad/: __init__, factories, functional (F), random
 
 # Lines of .py per band of minigrad/ (its folders; "." is the files at the top level), and of the whole package.
 # The core path (core/, tensor/, ops/) is no larger than before the reading edition (12,886 lines in all then).
-PACKAGE_BUDGET = 13_360  # 12,886 before issue 40 measured the names real PyTorch programs use (moremath, refusals)
+# 12,886 until the walk took DeZero's shape (+55: each op declares its double backward and raises its own shape
+# errors, instead of Function.apply) and issue 40 measured the names real PyTorch programs use (moremath, refusals).
+PACKAGE_BUDGET = 13_530
 BAND_BUDGETS = {
-    "core": 1_312,  # Function, the backward walk, grad mode, double backward, devices, dtypes
+    # Function, the backward walk, grad mode, double backward, devices, dtypes; and since the walk took DeZero's
+    # shape, what stands at its edges: observers.py (tensor hooks, anomaly, drawing, as one mechanism; the hook
+    # runner came from tensor/) and gradients.py (the aliasing rule, and the slice gradient that came from ops/),
+    # and function.py's shape checks for the ops (check_broadcast, shapes_refused) and `Tensors`.
+    "core": 1_403,
     "tensor": 1_875,  # the Tensor class and its method groups (+ the operator table asked of NumPy)
-    "ops": 1_441,  # the primitives, one class each
-    "fused": 810,  # the hand-derived ops and their composed twins
+    "ops": 1_513,  # the primitives, one class each, each declaring its double backward (+66) and its shape errors
+    "fused": 816,  # the hand-derived ops and their composed twins (+7: each op's double_backward)
     "kernels": 1_540,  # BLAS sums, attention row blocks, the numba kernels, threads: a floor under the math
     # names that exist so PyTorch programs run: they teach nothing new. 1,095 until the programs learners run
     # (tests/data/torch_programs_names.json: 243 names) were measured: their math (moremath.py) and refusals
@@ -45,7 +51,7 @@ BAND_BUDGETS = {
     "optim": 500,
     "viz": 1_190,
     "distributed": 550,
-    "tools": 600,  # gradcheck, anomaly detection, save/load
+    "tools": 601,  # gradcheck, anomaly detection, save/load
     "testing": 150,
     "utils": 20,  # torch.utils' path: a re-export of compat/data.py
     ".": 870,  # __init__ (the public names), factories, functional, random
@@ -164,6 +170,10 @@ def test_the_budgets_bite(tmp_path):
 
 
 def test_the_bands_exist_and_the_core_path_is_no_larger_than_before():
+    """What a learner reads (core/, tensor/, ops/) is no larger than before the reading edition (1,312 + 1,847 +
+    1,602 lines, erf included), counting core/ without the strict stand-in device, which the guide never sends a
+    reader to (it moved into core/ from testing/ so that backend.py imports no test helper)."""
     sizes = band_sizes(ROOT / "minigrad")
     assert {"core", "kernels", "compat"} <= set(sizes)
-    assert BAND_BUDGETS["core"] + BAND_BUDGETS["tensor"] + BAND_BUDGETS["ops"] <= 1_312 + 1_847 + 1_602
+    strict = len((ROOT / "minigrad" / "core" / "strict_device.py").read_text(encoding="utf-8").splitlines())
+    assert sizes["core"] - strict + sizes["tensor"] + sizes["ops"] <= 1_312 + 1_847 + 1_602

@@ -396,6 +396,11 @@ def test_every_op_class_has_a_case():
     missing = [cls.__name__ for cls in op_classes() if cls not in CASES]
     assert not missing, f"op classes without a double-backward case in this file: {missing}"
     assert len(op_classes()) == len(CASES) > 60
+    undeclared = [cls.__name__ for cls in op_classes() if cls.double_backward is None]
+    assert not undeclared, f"op classes that declare no double_backward (higher_order.py): {undeclared}"
+    composed = [cls.__name__ for cls in op_classes() if cls.double_backward == "composed"
+                and not hasattr(cls, "composed")]
+    assert not composed, f"op classes declared composed without a composed method: {composed}"
 
 
 @pytest.mark.parametrize("op", list(CASES), ids=lambda cls: cls.__name__)

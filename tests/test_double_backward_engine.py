@@ -15,6 +15,7 @@ import minigrad as mg
 import minigrad.functional as F
 from minigpt import GPT
 from minigrad import nn
+from minigrad.core.function import Tensors
 
 
 def tensor(values, device="cpu", requires_grad=True):
@@ -175,6 +176,7 @@ def test_gradgradcheck_finds_a_wrong_second_derivative():
     class Cube(mg.Function):
         """y = x**3; dy/dx = 3 x**2, from a buffer wrongly declared constant: its second derivative comes out 0."""
 
+        double_backward = Tensors()
         constants = ("x_squared",)
 
         def forward(self, x):
@@ -196,6 +198,8 @@ def test_an_op_whose_derived_buffer_is_undeclared_is_refused():
     class SoftSign(mg.Function):
         """y = x / (1 + |x|); dy/dx = 1 / (1 + |x|)**2, from a derived buffer that double backward cannot see."""
 
+        double_backward = Tensors(x=0)
+
         def forward(self, x):
             self.denominator = 1 + np.abs(x)
             return x / self.denominator
@@ -207,6 +211,26 @@ def test_an_op_whose_derived_buffer_is_undeclared_is_refused():
     mg.grad(SoftSign.apply(x).sum(), x)  # the ordinary backward is fine
     with pytest.raises(RuntimeError, match="SoftSign: cannot run its backward on tensors .* `denominator`"):
         mg.grad(SoftSign.apply(x).sum(), x, create_graph=True)
+
+
+def test_an_op_that_declares_no_double_backward_is_refused_and_nothing_is_inferred_from_names():
+    class Square(mg.Function):
+        """y = x**2; dy/dx = 2 x, from a buffer named like forward's argument: a name alone declares nothing."""
+
+        def forward(self, x):
+            self.x = x
+            return x * x
+
+        def backward(self, gy):
+            return gy * 2 * self.x
+
+    x = tensor([0.5, -2.0])
+    np.testing.assert_allclose(mg.grad(Square.apply(x).sum(), x)[0].numpy(), [1.0, -4.0])
+    with pytest.raises(RuntimeError, match=r"Square: cannot be differentiated twice .* declares no double_backward"):
+        mg.grad(Square.apply(x).sum(), x, create_graph=True)
+    Square.double_backward = Tensors(x=0)  # self.x is input 0
+    (g,) = mg.grad(Square.apply(x).sum(), x, create_graph=True)
+    np.testing.assert_allclose(mg.grad(g.sum(), x)[0].numpy(), [2.0, 2.0])
 
 
 # ----------------------------------------------------------------------------------------------------

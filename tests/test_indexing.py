@@ -30,7 +30,7 @@ def test_basic_indices(device, data):
 @given(data=st.data())
 def test_several_basic_indices_of_one_tensor_add_their_gradients(device, data):
     """q, k, v = qkv[0], qkv[1], qkv[2], overlapping slices, single elements: the second slice on adds its gradient
-    straight into the input's gradient so far (GetItem.backward_into); the sum must be every slice's gradient."""
+    straight into the input's gradient so far (a SliceGradient, core/gradients.py); the sum must be every slice's."""
     x = data.draw(S.floats(S.shapes(min_dims=1)))
     indices = data.draw(st.lists(hnp.basic_indices(x.shape, allow_newaxis=True, allow_ellipsis=True), min_size=2,
                                  max_size=4))

@@ -2,10 +2,16 @@
 
 1. Order the graph topologically (an explicit stack, so a 100,000-op chain does not hit Python's
    recursion limit), so that every tensor comes after everything it was computed from.
-2. Walk that order backwards. Each tensor's gradient is complete when we reach it (all its uses come
-   later in the order), so we hand it to the op that made the tensor, which returns one gradient per
-   input. Broadcast inputs get their gradient summed back to their own shape here, once, in `sum_to`.
-   (A slice instead adds its gradient straight into its input's gradient so far: `Function.backward_into`.)
+2. Walk that order backwards (`_walk`, DeZero's loop). Each tensor's gradient is complete when we reach it
+   (all its uses come later in the order): pop it; hand it to the leaf (its `.grad`) or to the op that made
+   the tensor, whose backward returns one gradient per input; add those into the inputs' gradients; release
+   the op's saved buffers.
+
+The rest stands at the edges of those two steps. With step 1, a pre-pass (`order_graph`) sends the
+gradient of an input that was updated in place after an op ran to the tensor as the op saw it. A broadcast
+input gets its gradient summed back to its own shape, once, in `sum_to`. gradients.py adds the gradients up
+without aliasing anyone's buffer (a slice's small gradient goes straight into its input's dense one). Observers
+(observers.py: tensor hooks, anomaly detection, the drawing's animation) see each finished gradient.
 
 The same walk gives `grad` (`torch.autograd.grad`: the gradients of some outputs with respect to some inputs,
 running only the ops on a path between them) and, with `create_graph`, gradients that record a graph of their
@@ -19,28 +25,13 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
-from minigrad.core.grad_mode import (  # noqa: F401  (the switch, used as autograd.no_grad, autograd.grad_mode, ...)
-    enable_grad,
-    grad_mode,
-    is_grad_enabled,
-    no_grad,
-    set_grad_enabled,
-)
+from minigrad.core import observers
+from minigrad.core.grad_mode import enable_grad, grad_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+from minigrad.core.gradients import Gradients, as_gradient, is_fresh
 from minigrad.tensor import versions
 
 if TYPE_CHECKING:
     from minigrad.tensor import Tensor
-
-
-# Set by `mg.detect_anomaly()` (anomaly.py) to an object with `forward(ctx, y)` and
-# `backward(ctx, gxs)` checks; None, the default, costs one comparison per op.
-anomaly_hook: Any = None
-
-# Set by `mg.viz.record_modules(model)` (viz/graph.py) to an object with `enter(module)` (a context
-# manager) and `scope` (the dotted names of the modules now running, outermost first). Module.__call__
-# enters it and Function.apply copies `scope` onto each op, so a drawing can group ops by module.
-# None, the default, costs one comparison per op and per module call.
-scope_hook: Any = None
 
 
 def sum_to(gx: Any, shape: tuple[int, ...]) -> Any:
@@ -59,6 +50,17 @@ def sum_to(gx: Any, shape: tuple[int, ...]) -> Any:
     gx = gx.sum(axis=axes, keepdims=True).reshape(shape)
     assert gx.shape == shape, f"sum_to: cannot reduce {gx.shape} to {shape}"
     return gx
+
+
+def order_graph(roots: Tensor | Sequence[Tensor], constants: bool = False,
+                stop: Collection[int] = ()) -> list[Tensor]:
+    """Step 1: the graph in topological order, with the in-place pre-pass (`versions.resolve_all`): an op that saw
+    an older version of an input updated in place since gets the stand-in for that version as its input, and the
+    graph, so changed, is ordered again. Without in-place updates it costs one look at each op."""
+    order = topological_order(roots, constants, stop)
+    while versions.resolve_all(order):
+        order = topological_order(roots, constants, stop)
+    return order
 
 
 def topological_order(roots: Tensor | Sequence[Tensor], constants: bool = False,
@@ -83,46 +85,32 @@ def topological_order(roots: Tensor | Sequence[Tensor], constants: bool = False,
             continue
         visited.add(id(tensor))
         stack.append((tensor, True))
-        ctx = tensor._ctx
-        if ctx is not None and id(tensor) not in stop:
-            if not ctx.released and ctx.input_versions != [parent._version for parent in ctx.parents]:
-                versions.resolve(ctx)  # an input was updated in place after ctx ran (tensor/versions.py)
-            for parent in reversed(ctx.parents):  # reversed: visit inputs left to right
+        if tensor._ctx is not None and id(tensor) not in stop:
+            for parent in reversed(tensor._ctx.parents):  # reversed: visit inputs left to right
                 if (constants or parent.requires_grad) and id(parent) not in visited:
                     stack.append((parent, False))
     return order
 
 
-def backward(
-    root: Tensor,
-    grad: Any,
-    retain_graph: bool = False,
-    on_step: Callable[[Tensor, Any], None] | None = None,
-    create_graph: bool = False,
-) -> None:
+def backward(root: Tensor, grad: Any, retain_graph: bool = False,
+             on_step: Callable[[Tensor, Any], None] | None = None, create_graph: bool = False) -> None:
     """Backpropagate `grad` (a backend array shaped like `root`) to every leaf that requires grad.
 
     Leaves accumulate into `.grad` (as in PyTorch: gradients add up across calls until zeroed).
     Unless `retain_graph`, each op's saved buffers are released after use; the graph's structure
     stays, so it can still be drawn. `on_step(tensor, grad)` is called when a tensor's gradient is
-    complete, in the order the engine visits tensors (anomaly detection and the backward
-    animation listen here). An op whose input was updated in place after it ran raises a
-    RuntimeError instead of using a stale saved input.
+    complete, in the order the engine visits tensors (the backward animation listens here). An op whose
+    input was updated in place after it ran raises a RuntimeError instead of using a stale saved input.
 
     With `create_graph`, `grad` is a Tensor and every op's backward runs on tensors (higher_order.py),
     so the gradients are tensors with a graph of their own, which can be differentiated again.
     """
-    _propagate(topological_order(root), {id(root): grad}, _into_leaves, retain_graph, create_graph, on_step)
+    _walk(order_graph(root), {id(root): grad}, None, (), retain_graph, create_graph, on_step)
 
 
-def grad(
-    outputs: Tensor | Sequence[Tensor],
-    inputs: Tensor | Sequence[Tensor],
-    grad_outputs: Any = None,
-    retain_graph: bool | None = None,
-    create_graph: bool = False,
-    allow_unused: bool = False,
-) -> tuple[Tensor | None, ...]:
+def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor], grad_outputs: Any = None,
+         retain_graph: bool | None = None, create_graph: bool = False,
+         allow_unused: bool = False) -> tuple[Tensor | None, ...]:
     """The gradients of `outputs` with respect to `inputs`, as `torch.autograd.grad`; `.grad` is left alone.
 
     Args:
@@ -152,156 +140,85 @@ def grad(
     for i, (y, g) in enumerate(zip(outputs, grad_outputs)):
         seed = seed_gradient(y, g, create_graph, i)
         seeds[id(y)] = seed if id(y) not in seeds else seeds[id(y)] + seed  # an output given twice counts twice
-    collect = _Collect({id(x) for x in inputs})
+    wanted = {id(x) for x in inputs}
     retain_graph = create_graph if retain_graph is None else retain_graph
-    _propagate(_leading_to(topological_order(outputs), collect.wanted), seeds, collect, retain_graph, create_graph)
-    grads: list[Tensor | None] = []
+    found = _walk(_leading_to(order_graph(outputs), wanted), seeds, wanted, (), retain_graph, create_graph)
     for i, x in enumerate(inputs):
-        if id(x) not in collect.found:
-            if not allow_unused:
-                raise RuntimeError(f"grad: input {i} (shape {x.shape}) was not used to compute the outputs; pass "
-                                   "allow_unused=True to get None for it")
-            grads.append(None)
-        else:
-            grads.append(_as_gradient(*collect.found[id(x)]))
-    return tuple(grads)
+        if id(x) not in found and not allow_unused:
+            raise RuntimeError(f"grad: input {i} (shape {x.shape}) was not used to compute the outputs; pass "
+                               "allow_unused=True to get None for it")
+    return tuple(as_gradient(*found[id(x)]) if id(x) in found else None for x in inputs)
 
 
 def local_grads(y: Tensor, gy: Tensor, inputs: Sequence[Tensor]) -> tuple[Tensor | None, ...]:
     """The partial derivatives of `y` with respect to `inputs`, each input taken as a leaf (the graph is not
     followed past it), as tensors with a graph of their own; an input used twice gets its gradient once.
-
     higher_order.py differentiates an op's composed twin with it, so the inputs are the op's own.
     """
-    collect = _Collect({id(x) for x in inputs if x.requires_grad}, follow_past=False)
-    order = _leading_to(topological_order(y, stop=collect.wanted), collect.wanted)
-    _propagate(order, {id(y): gy}, collect, True, True)
-    grads: list[Tensor | None] = []
-    for x in inputs:
-        grads.append(_as_gradient(*collect.found.pop(id(x))) if id(x) in collect.found else None)
-    return tuple(grads)
+    wanted = {id(x) for x in inputs if x.requires_grad}
+    order = _leading_to(order_graph(y, stop=wanted), wanted)
+    found = _walk(order, {id(y): gy}, wanted, wanted, True, True)
+    return tuple(as_gradient(*found.pop(id(x))) if id(x) in found else None for x in inputs)
 
 
-def _propagate(order: list[Tensor], seeds: dict[int, Any], deliver: Callable[[Tensor, Any, bool], bool],
-               retain_graph: bool, create_graph: bool, on_step: Callable[[Tensor, Any], None] | None = None) -> None:
-    """Step 2: the chain rule over `order` (step 1, `topological_order`), from the `seeds` (keyed by tensor id).
+def _walk(order: list[Tensor], seeds: dict[int, Any], wanted: set[int] | None, stop: Collection[int],
+          retain_graph: bool, create_graph: bool, on_step: Callable | None = None) -> dict[int, tuple[Any, bool]]:
+    """Step 2: the chain rule over `order` (step 1), from the `seeds` (gradients keyed by tensor id).
 
-    `deliver(tensor, gy, owned)` is what the caller does with a tensor's finished gradient (`_into_leaves` for
-    `backward`, a `_Collect` for `grad` and `local_grads`); it returns False to stop the walk at that tensor.
+    Without `wanted` (backward), the gradients of leaves go into their `.grad`; with it (grad), those of the
+    wanted tensors are returned, as {id: (gradient, owned)}. The walk does not go past the tensors in `stop`.
     """
-    grads = _Gradients(seeds, tensors=create_graph)
-    run_backward = _backward_on_tensors if create_graph else _backward_on_arrays
+    grads = Gradients(seeds, tensors=create_graph)
+    found: dict[int, tuple[Any, bool]] = {}
+    watchers = observers.of_walk(on_step, create_graph)
     with set_grad_enabled(create_graph):  # recording the gradients' own graph, or nothing
         for tensor in reversed(order):  # every use of a tensor comes later in the order: its gradient is complete
-            gy = grads.pending.pop(id(tensor), None)
+            gy = grads.pop(tensor, watchers)
             if gy is None:
                 continue  # no path from the roots reaches this tensor's gradient
-            if tensor._hooks:  # register_hook (tensor/hooks.py): the hooks may replace the gradient, or keep it
-                gy = tensor._run_hooks(gy, create_graph)
-                grads.owned.discard(id(tensor))
-            if on_step is not None:
-                on_step(tensor, gy.data if create_graph else gy)
+            _hand_to_leaf(tensor, gy, grads.owns(tensor), wanted, found)
             ctx = tensor._ctx
-            if not deliver(tensor, gy, id(tensor) in grads.owned) or ctx is None:
+            if ctx is None or id(tensor) in stop:
                 continue
-            if ctx.released or [parent._version for parent in ctx.parents] != ctx.input_versions:
-                _refuse_stale(ctx)
-            if not grads.added_into(ctx, gy):
-                gxs = run_backward(ctx, gy, tensor)
-                for parent, gx, needed in zip(ctx.parents, gxs, ctx.needs_input_grad):
-                    if needed and gx is not None:
-                        grads.add(parent, sum_to(gx, parent.shape), gy, gxs)
+            for parent, gx, owned in _chain_rule(ctx, gy, tensor, create_graph, watchers):
+                grads.add(parent, gx, owned)
             if not retain_graph:
                 ctx.release()
+    return found
 
 
-def _into_leaves(tensor: Tensor, gy: Any, owned: bool) -> bool:
-    """What `backward` does with a finished gradient: add it to `.grad` of a leaf (or a `retain_grad` tensor)."""
-    if tensor._ctx is None or tensor._retains_grad:
-        tensor._accumulate_grad(gy, owned=owned)
-    return True
+def _hand_to_leaf(tensor: Tensor, gy: Any, owned: bool, wanted: set[int] | None, found: dict) -> None:
+    """Where a finished gradient goes besides the op: into `.grad` of a leaf or a `retain_grad` tensor (backward),
+    or into `found` when the tensor is `wanted` (grad)."""
+    if wanted is None:
+        if tensor._ctx is None or tensor._retains_grad:
+            tensor._accumulate_grad(gy, owned=owned)
+    elif id(tensor) in wanted:
+        found[id(tensor)] = (gy, owned)
 
 
-class _Collect:
-    """What `grad` and `local_grads` do with a finished gradient: keep those of the `wanted` tensors (by id) in
-    `found`, as {id: (gradient, owned)}, and leave `.grad` alone. Without `follow_past`, the walk stops at them."""
+def _chain_rule(ctx: Any, gy: Any, y: Tensor, create_graph: bool, watchers: list) -> list[tuple[Tensor, Any, bool]]:
+    """One op's step of the chain rule: (input, its gradient summed back to its shape, owned) for each input that
+    needs one. `owned` says that the gradient is a new buffer that only this input receives (see gradients.py)."""
+    if ctx.released or [parent._version for parent in ctx.parents] != ctx.input_versions:
+        _refuse_stale(ctx)
+    if create_graph:  # the op's backward on tensors, recording a graph of the gradients (higher_order.py)
+        from minigrad.core.higher_order import backward_on_tensors  # here: it imports the ops, which import us
 
-    def __init__(self, wanted: set[int], follow_past: bool = True) -> None:
-        self.wanted = wanted
-        self.follow_past = follow_past
-        self.found: dict[int, tuple[Any, bool]] = {}
-
-    def __call__(self, tensor: Tensor, gy: Any, owned: bool) -> bool:
-        if id(tensor) not in self.wanted:
-            return True
-        self.found[id(tensor)] = (gy, owned)
-        return self.follow_past
-
-
-def _backward_on_arrays(ctx: Any, gy: Any, y: Tensor) -> tuple:
-    """The op's backward on raw arrays: nothing is recorded (training's fast path)."""
-    gxs = ctx.backward(gy)
-    if not isinstance(gxs, tuple):
-        gxs = (gxs,)
-    if anomaly_hook is not None:
-        anomaly_hook.backward(ctx, gxs)
-    return gxs
-
-
-def _backward_on_tensors(ctx: Any, gy: Tensor, y: Tensor) -> tuple:
-    """The op's backward on tensors, recording a graph of the gradients (create_graph=True; higher_order.py)."""
-    from minigrad.core.higher_order import backward_on_tensors  # here: it imports the ops, which import this module
-
-    gxs = backward_on_tensors(ctx, gy, y)
-    if not isinstance(gxs, tuple):
-        gxs = (gxs,)
-    if anomaly_hook is not None:
-        anomaly_hook.backward(ctx, [getattr(gx, "data", gx) for gx in gxs])
-    return gxs
-
-
-class _Gradients:
-    """The gradients still being summed, keyed by tensor id, and the aliasing rule for summing them.
-
-    A gradient is added into in place only if it is a buffer that no one else holds ("owned"): an op may hand
-    the same array to two inputs (add returns gy twice), or a view of gy (reshape), and adding into such an
-    array in place would corrupt the other gradient. An owned buffer can also become a leaf's .grad without a
-    copy. With `tensors` (create_graph) the gradients are tensors, always added out of place; owned then only
-    says whether one can become a .grad without a clone.
-    """
-
-    __slots__ = ("pending", "owned", "tensors")
-
-    def __init__(self, seeds: dict[int, Any], tensors: bool) -> None:
-        self.pending = seeds  # {tensor id: its gradient so far}; the walk pops each when it is complete
-        self.owned: set[int] = set()
-        self.tensors = tensors
-
-    def added_into(self, ctx: Any, gy: Any) -> bool:
-        """True if the op `ctx` of one input added its gradient for `gy` straight into that input's gradient so
-        far (`Function.backward_into`), which must be a buffer this walk owns; False: run its backward instead.
-
-        A slice's backward would make an array of zeros as large as its input and then add it: q, k and v,
-        three slices of one projection, made three such arrays a layer. (Not with create_graph, or while anomaly
-        detection checks every backward's gradients.)
-        """
-        if self.tensors or anomaly_hook is not None or len(ctx.parents) != 1 or not ctx.needs_input_grad[0]:
-            return False
-        key = id(ctx.parents[0])
-        return key in self.owned and key in self.pending and ctx.backward_into(self.pending[key], gy)
-
-    def add(self, parent: Tensor, gx: Any, gy: Any, gxs: tuple) -> None:
-        """Add `gx`, one of the gradients `gxs` that an op returned for upstream gradient `gy`, to `parent`'s."""
-        key = id(parent)
-        if key not in self.pending:
-            self.pending[key] = gx
-            if _is_fresh(gx, gy, gxs, self.tensors):
-                self.owned.add(key)
-        elif key in self.owned and not self.tensors:
-            self.pending[key] += gx
-        else:  # a new tensor (or array) that no one else holds
-            self.pending[key] = self.pending[key] + gx
-            self.owned.add(key)
+        gxs = backward_on_tensors(ctx, gy, y)
+    else:
+        gxs = ctx.backward(gy)  # on raw arrays: nothing is recorded (training's fast path)
+    gxs = gxs if isinstance(gxs, tuple) else (gxs,)
+    arrays = [getattr(gx, "data", gx) for gx in gxs] if create_graph else gxs
+    for watcher in watchers:
+        watcher.on_backward(ctx, arrays)
+    gy_array = gy.data if create_graph else gy
+    steps = []
+    for parent, gx, needed in zip(ctx.parents, gxs, ctx.needs_input_grad):
+        if needed and gx is not None:
+            gx = sum_to(gx, parent.shape)
+            steps.append((parent, gx, is_fresh(gx.data if create_graph else gx, gy_array, arrays)))
+    return steps
 
 
 def _leading_to(order: list[Tensor], wanted: set[int]) -> list[Tensor]:
@@ -311,15 +228,6 @@ def _leading_to(order: list[Tensor], wanted: set[int]) -> list[Tensor]:
         if id(tensor) in wanted or tensor._ctx is not None and any(id(p) in leading for p in tensor._ctx.parents):
             leading.add(id(tensor))
     return [tensor for tensor in order if id(tensor) in leading]
-
-
-def _as_gradient(g: Any, owned: bool) -> Tensor:
-    """A gradient as `grad` returns it: a Tensor that shares its memory with nothing else."""
-    from minigrad.tensor import Tensor
-
-    if isinstance(g, Tensor):
-        return g if owned else g.clone()
-    return Tensor._make(g if owned else g.copy(), False)
 
 
 def _as_list(tensors: Any) -> list:
@@ -335,15 +243,3 @@ def _refuse_stale(ctx: Any) -> None:
             "pass retain_graph=True to the first backward() or mg.grad() if you need to"
         )
     raise RuntimeError(versions.stale_message(ctx))
-
-
-def _is_fresh(gx: Any, gy: Any, gxs: tuple, tensors: bool = False) -> bool:
-    """Whether an op's returned gradient is a new array that only this input receives.
-
-    Not fresh: gy itself, a view of any array (reshape, transpose and broadcast_to return views, and
-    a broadcast view is not even writable), or an array the op returned for two inputs. With `tensors`,
-    the same holds for the arrays of gradient tensors.
-    """
-    if tensors:
-        gx, gy, gxs = gx.data, gy.data, tuple(getattr(g, "data", None) for g in gxs)
-    return gx is not gy and getattr(gx, "base", None) is None and sum(g is gx for g in gxs) == 1

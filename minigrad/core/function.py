@@ -3,18 +3,29 @@
 A `Function` subclass is one op: its `forward` and `backward` work on raw backend arrays and stand side
 by side, so the math is read in one place. `apply` runs it on tensors and, when a gradient will be
 needed, records it in the graph: the output tensor's `_ctx` is the Function, whose `parents` are the
-input tensors.
+input tensors (define-by-run). Each op checks its own inputs' shapes (`check_broadcast` for the ones
+that broadcast) and declares how it is differentiated twice (`double_backward`, with `Tensors`).
 
 Read next: autograd.py (the backward pass), then ops/elementwise.py.
 """
 
 from __future__ import annotations
 
-import traceback
+import contextlib
+import itertools
 from typing import Any
 
-from minigrad.core import autograd
+from minigrad.core import observers
+from minigrad.core.grad_mode import grad_mode
 from minigrad.tensor import ShapeError, Tensor
+
+
+class Tensors:
+    """`double_backward = Tensors(a=0, b=1, y="output")`: the op's backward runs again on tensors, with its saved
+    buffer `self.a` standing for input 0, `self.b` for input 1 and `self.y` for the output (higher_order.py)."""
+
+    def __init__(self, **saved: int | str) -> None:
+        self.saved = saved
 
 
 class Function:
@@ -25,13 +36,14 @@ class Function:
     tuple, or a single array for one input), with the output's shape broadcast as the forward did;
     the engine sums it back to each input's shape. It must never modify `gy` in place.
 
-    For gradients that are differentiated again (create_graph=True) the same `backward` runs on tensors;
-    higher_order.py explains how, and what the attributes below declare: `is_linear` (y = A x for a fixed A),
-    `constants` (float buffers whose derivative is zero), `recompute` (buffers derived from the inputs, as
-    tensors), or a `composed(*inputs)` method (the same function from primitive ops) for a fused op.
+    Each op declares how its gradient is differentiated again (create_graph=True; higher_order.py), in
+    `double_backward`: "linear" (y = A x for a fixed A: its backward runs as an op), "composed" (a fused op whose
+    `composed(*inputs)` computes the same function from primitive ops) or `Tensors(...)` (its `backward` runs on
+    tensors, the saved buffers named as inputs or the output; `constants` are float buffers with derivative zero,
+    `recompute` makes other derived buffers again). An op that declares nothing cannot be differentiated twice.
     """
 
-    is_linear = False
+    double_backward: str | Tensors | None = None
     constants: tuple[str, ...] = ()
 
     # `scope` (set only while mg.viz.record_modules runs) is a slot, so release() keeps it for drawing; so is
@@ -54,12 +66,6 @@ class Function:
     def backward(self, gy: Any) -> Any:
         raise NotImplementedError
 
-    def backward_into(self, gx: Any, gy: Any) -> bool:
-        """Add this op's gradient for `gy` into `gx` in place and return True, or return False (the default) to have
-        `backward` run. `gx` is the gradient so far of the op's one input, a buffer the backward pass owns; an op
-        whose backward would make an array mostly of zeros (a slice's) adds only the part that is not zero."""
-        return False
-
     def recompute(self, *inputs: Tensor, y: Tensor) -> dict[str, Tensor]:
         """The saved buffers that are neither an input nor the output, computed again from the input tensors
         (and the output `y`), for a backward on tensors (higher_order.py). Most ops save none."""
@@ -73,36 +79,48 @@ class Function:
     @classmethod
     def apply(cls, *inputs: Tensor, **params: Any) -> Tensor:
         """Run the op forward on tensors, and record it in the graph when a gradient will be needed."""
-        device_type = type(inputs[0].data)
-        for other in inputs[1:]:
-            if type(other.data) is not device_type:
-                devices = ", ".join(t.device for t in inputs)
-                raise RuntimeError(f"{cls.__name__}: inputs are on different devices ({devices})")
+        _check_devices(cls.__name__, inputs)
         ctx = cls(**params)
-        try:
-            y = ctx.forward(*[t.data for t in inputs])
-        except ValueError as error:
-            if isinstance(error, ShapeError) or not _is_shape_error(error):
-                raise  # a ValueError about values (integers to negative powers, ...) keeps its own words
-            shapes = ", ".join(str(t.shape) for t in inputs)
-            raise ShapeError(f"{cls.__name__}: input shapes {shapes}: {error}") from error
-        requires_grad = autograd.grad_mode.enabled and any(t.requires_grad for t in inputs)
+        y = ctx.forward(*[t.data for t in inputs])
+        requires_grad = grad_mode.enabled and any(t.requires_grad for t in inputs)
         out = Tensor._make(y, requires_grad)
-        if requires_grad:
-            ctx.parents = inputs
-            ctx.needs_input_grad = tuple(t.requires_grad for t in inputs)
+        if requires_grad:  # define-by-run: the output remembers its op, the op its inputs
+            ctx.parents, ctx.needs_input_grad = inputs, tuple(t.requires_grad for t in inputs)
             ctx.input_versions = [t._version for t in inputs]  # backward checks that none changed in place
             out._ctx = ctx
-        if autograd.scope_hook is not None:  # drawing: which module's forward made this op
-            ctx.scope = autograd.scope_hook.scope
-        if autograd.anomaly_hook is not None:
-            ctx.created_at = traceback.extract_stack()[:-2]
-            autograd.anomaly_hook.forward(ctx, inputs, y)
+        for observer in observers.active:  # anomaly detection, the drawing's module scopes (observers.py)
+            observer.on_forward(ctx, inputs, y)
         return out
 
 
-def _is_shape_error(error: ValueError) -> bool:
-    """Whether the array library refused the inputs' shapes (NumPy and CuPy say "broadcast", "shape" or
-    "dimension"), as opposed to their values; only then does an error name the op and the shapes."""
-    message = str(error)
-    return any(word in message for word in ("broadcast", "shape", "dimension"))
+def _check_devices(name: str, inputs: tuple[Tensor, ...]) -> None:
+    """Refuse inputs on different devices (a NumPy and a CuPy array), naming the op and the devices."""
+    device_type = type(inputs[0].data)
+    if any(type(other.data) is not device_type for other in inputs[1:]):
+        raise RuntimeError(f"{name}: inputs are on different devices ({', '.join(t.device for t in inputs)})")
+
+
+def check_broadcast(op: str, *xs: Any, core: int = 0) -> None:
+    """Refuse inputs whose shapes do not broadcast together (NumPy's rule: aligned from the right, the sizes on
+    each axis are equal or 1, a missing axis counting as 1: (2, 3) and (3,) give (2, 3), (3, 1) and (1, 4) give
+    (3, 4), (2, 3) and (4,) fail), with a ShapeError naming the op and the shapes. `core` trailing axes are the
+    op's own and left out (matmul's two). In backward, autograd.sum_to undoes the broadcast."""
+    shapes = [x.shape[: max(x.ndim - core, 0)] for x in xs]
+    if all(shape == shapes[0] for shape in shapes):
+        return  # the common case, decided at once
+    for sizes in itertools.zip_longest(*(reversed(shape) for shape in shapes), fillvalue=1):
+        if len(set(sizes) - {1}) > 1:
+            shown = ", ".join(str(x.shape) for x in xs)
+            raise ShapeError(f"{op}: input shapes {shown} do not broadcast (sizes {sizes} on one axis)")
+
+
+class shapes_refused(contextlib.AbstractContextManager):
+    """`with shapes_refused("Concat", *xs):` around the one array call of an op that can refuse only its inputs'
+    shapes (concatenate, reshape, einsum, where): its ValueError becomes a ShapeError naming the op and shapes."""
+
+    def __init__(self, op: str, *xs: Any) -> None:
+        self.op, self.xs = op, xs
+
+    def __exit__(self, kind: Any, error: Any, traceback: Any) -> None:
+        if kind is not None and issubclass(kind, ValueError) and not issubclass(kind, ShapeError):
+            raise ShapeError(f"{self.op}: input shapes {', '.join(str(x.shape) for x in self.xs)}: {error}") from error

@@ -4,13 +4,14 @@ An ordinary backward (autograd.py) hands each op a raw array `gy` and gets raw a
 which keeps training fast. With `create_graph=True` the gradients must be tensors that remember how they were
 computed, so that they can be differentiated again (a Hessian-vector product, Newton's method, the fourth
 derivative of tanh). Backward is then itself a computation on tensors, recorded like any forward pass: for each
-op the engine calls `backward_on_tensors(ctx, gy, y)`, which takes one of three routes, by what the op declares.
+op the engine calls `backward_on_tensors(ctx, gy, y)`, which takes one of three routes, the one that the op
+declares in its `double_backward` attribute (an op that declares none is refused).
 
-1. **The same backward, on tensors** (the default). Most backwards are a formula in `gy` and the saved values,
-   such as Tanh's `gy * (1 - self.y * self.y)`. Run on tensors, the formula records its own graph. So the
-   engine runs the op's one `backward` on a copy of the op whose saved buffers are tensors:
-   - a buffer saved under the name of one of `forward`'s arguments (`self.x`, `self.a`, `self.b`) becomes that
-     input tensor, and one saved as `self.y` the output tensor;
+1. **The same backward, on tensors** (`double_backward = Tensors(...)`). Most backwards are a formula in `gy` and
+   the saved values, such as Tanh's `gy * (1 - self.y * self.y)`. Run on tensors, the formula records its own
+   graph. So the engine runs the op's one `backward` on a copy of the op whose saved buffers are tensors:
+   - a buffer that the declaration names becomes that input tensor or the output tensor: Mul declares
+     `Tensors(a=0, b=1)`, so `self.a` becomes input 0 and `self.b` input 1; Tanh declares `Tensors(y="output")`;
    - a buffer the op derived from its inputs in another way (SiLU's `s = sigmoid(x)`) becomes the tensor that
      the op's `recompute(*inputs, y=y)` computes for it, again, from the input tensors;
    - a float buffer named in the op's `constants` (Abs's `sign`, which is flat: its derivative is 0) stays as
@@ -18,11 +19,12 @@ op the engine calls `backward_on_tensors(ctx, gy, y)`, which takes one of three 
    Any other float buffer is refused with an error that names it: taken for a constant, it would make the
    second derivative silently wrong. The few `xp.` calls in a backward go to tensor/xp.py, NumPy's names on
    tensors (`get_array_module` of a Tensor returns it).
-2. **Linear ops with one input** (`is_linear = True`: sum, reshape, indexing, embedding, dropout, ...). Such an
+2. **Linear ops with one input** (`double_backward = "linear"`: sum, reshape, indexing, embedding, ...). Such an
    op computes y = A x for a fixed matrix A; its backward, gx = A^T gy, is linear in gy and does not involve x.
    So that backward runs as an op of its own, `Transposed`, whose forward is the op's array backward (A^T) and
    whose backward is A again: the op's own array forward. A third derivative flips it back, and so on.
-3. **Fused ops** (those with a `composed` method: the GELUs, layer norm, attention, cross-entropy, std, prod).
+3. **Fused ops** (`double_backward = "composed"`, with a `composed` method: the GELUs, layer norm, attention,
+   cross-entropy, std, prod).
    Their backward is derived by hand and written in place, for speed, so it cannot run on tensors. Their
    composed twin (fused/twins.py) computes the same function from primitive ops: the engine runs it again on the
    input tensors and differentiates it with `autograd.local_grads`, which records the graph.
@@ -33,21 +35,20 @@ graph, and a gradient that does not depend on the inputs (relu's is gy times a 0
 
 So every op keeps its forward and backward side by side, on arrays, as the fast path needs them, and double
 backward costs a line or two per op where it costs anything. tests/test_double_backward.py runs `gradgradcheck`
-(gradcheck.py) on every op class, and fails for an op class it does not know.
+(gradcheck.py) on every op class, and fails for an op class it does not know or one that declares nothing.
 Read next: ../tools/gradcheck.py (`gradgradcheck`), then the last section of tutorials/00_autograd.py.
 """
 
 from __future__ import annotations
 
 import copy
-import functools
-import inspect
 from typing import Any
 
 import numpy as np
 
 from minigrad.core import autograd
-from minigrad.core.function import Function
+from minigrad.core.function import Function, Tensors
+from minigrad.core.gradients import dense
 from minigrad.tensor import Tensor
 from minigrad.tools.anomaly import AnomalyError
 
@@ -62,54 +63,47 @@ def backward_on_tensors(ctx: Function, gy: Tensor, y: Tensor) -> tuple[Tensor | 
 
 
 def _backward_on_tensors(ctx: Function, gy: Tensor, y: Tensor) -> tuple[Tensor | None, ...]:
+    route = ctx.double_backward
     if isinstance(ctx, Transposed):
         return (Transposed.apply(gy, op=ctx.op, flipped=not ctx.flipped),)
-    if ctx.is_linear:
+    if route == "linear":
         return (Transposed.apply(gy, op=copy.copy(ctx)),)
-    if hasattr(ctx, "composed"):
+    if route == "composed":
         return autograd.local_grads(ctx.composed(*ctx.parents), gy, ctx.parents)
-    gxs = _with_tensors(ctx, y).backward(gy)
+    if not isinstance(route, Tensors):
+        raise RuntimeError(f"{ctx.name}: cannot be differentiated twice (create_graph=True): it declares no "
+                           "double_backward (\"linear\", \"composed\" or Tensors(...); minigrad/core/higher_order.py)")
+    gxs = _with_tensors(ctx, route.saved, y).backward(gy)
     gxs = gxs if isinstance(gxs, tuple) else (gxs,)
     return tuple(gx if gx is None or isinstance(gx, Tensor) else Tensor._make(gx, False) for gx in gxs)
 
 
-def _with_tensors(ctx: Function, y: Tensor) -> Function:
+def _with_tensors(ctx: Function, saved: dict[str, int | str], y: Tensor) -> Function:
     """A copy of `ctx` whose saved buffers are tensors (route 1 of the module docstring)."""
     twin = copy.copy(ctx)
-    names = _input_names(type(ctx))[: len(ctx.parents)]
     recomputed = ctx.recompute(*ctx.parents, y=y)
     for name, value in vars(ctx).items():
+        which = saved.get(name)
         if name in recomputed:
             setattr(twin, name, recomputed[name])
-        elif name in names:
-            setattr(twin, name, _matching(ctx, name, value, ctx.parents[names.index(name)]))
-        elif name == "y":
+        elif which == "output":
             setattr(twin, name, _matching(ctx, name, value, y))
+        elif isinstance(which, int) and which < len(ctx.parents):
+            setattr(twin, name, _matching(ctx, name, value, ctx.parents[which]))
         elif _is_float_array(value) and name not in ctx.constants:
             raise RuntimeError(
                 f"{ctx.name}: cannot run its backward on tensors for create_graph=True: its saved buffer `{name}` "
-                "is neither an input, the output, recomputed (recompute) nor a constant (constants); see "
-                "minigrad/core/higher_order.py"
+                "is neither an input nor the output (as its Tensors(...) declares), recomputed (recompute) nor a "
+                "constant (constants); see minigrad/core/higher_order.py"
             )
     return twin
 
 
-@functools.cache
-def _input_names(op_class: type) -> tuple[str, ...]:
-    """The names of `forward`'s arguments, in order (none after a *xs)."""
-    names = []
-    for parameter in list(inspect.signature(op_class.forward).parameters.values())[1:]:  # [1:]: self
-        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
-            break
-        names.append(parameter.name)
-    return tuple(names)
-
-
 def _matching(ctx: Function, name: str, value: Any, tensor: Tensor) -> Tensor:
-    """`tensor`, after checking that the buffer saved as `name` is it (its shape, at least)."""
+    """`tensor`, after checking that the buffer saved as `name`, declared to stand for it, is it (its shape)."""
     if tuple(value.shape) != tensor.shape:
-        raise RuntimeError(f"{ctx.name}: its saved buffer `{name}` has shape {tuple(value.shape)}, but the tensor of "
-                           f"that name has shape {tensor.shape}; recompute it (minigrad/core/higher_order.py)")
+        raise RuntimeError(f"{ctx.name}: its saved buffer `{name}` has shape {tuple(value.shape)}, but the tensor its "
+                           f"Tensors(...) declaration names has shape {tensor.shape}; recompute it (higher_order.py)")
     return tensor
 
 
@@ -127,7 +121,7 @@ class Transposed(Function):
     __slots__ = ("label",)  # survives release(), so a drawing can still name the node
     op: Function
     flipped: bool = False
-    is_linear = True  # (its backward on tensors flips it: see _backward_on_tensors)
+    double_backward = "linear"  # (its backward on tensors flips it: see _backward_on_tensors)
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
@@ -145,5 +139,6 @@ class Transposed(Function):
 
 
 def _single(gxs: Any) -> Any:
-    """The one gradient of a one-input op (a backward may return it alone or in a 1-tuple)."""
-    return gxs[0] if isinstance(gxs, tuple) else gxs
+    """The one gradient of a one-input op (a backward may return it alone or in a 1-tuple), as an array (a slice's
+    backward returns a sparse `SliceGradient`, ops/indexing.py)."""
+    return dense(gxs[0] if isinstance(gxs, tuple) else gxs)

@@ -74,6 +74,7 @@ class ScaledDotProductAttention(Function):
     mask: Any
     scale: float | None
     keep: Any  # None, or the dropout mask over the probabilities, already divided by (1 - p)
+    double_backward = "composed"
 
     def forward(self, q, k, v, mask=None):
         self.mask_is_input = mask is not None

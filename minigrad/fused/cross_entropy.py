@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from minigrad.core.backend import get_array_module
-from minigrad.core.function import Function
+from minigrad.core.function import Function, Tensors
 from minigrad.fused.embedding import check_ids
 from minigrad.fused.softmax import stable_log_softmax
 from minigrad.kernels.select import compiled
@@ -76,6 +76,7 @@ class CrossEntropy(Function):
     ignore_index: int
     reduction: str
     label_smoothing: float
+    double_backward = "composed"
 
     def forward(self, logits):
         xp = get_array_module(logits)
@@ -138,7 +139,7 @@ class NLLLoss(Function):
     weight: Any
     ignore_index: int
     reduction: str
-    is_linear = True  # y = A x: for double backward its backward runs as an op (higher_order.py)
+    double_backward = "linear"  # y = A x: for double backward its backward runs as an op (higher_order.py)
 
     def forward(self, log_probs):
         xp = get_array_module(log_probs)
@@ -163,6 +164,8 @@ class NLLLoss(Function):
 class BinaryCrossEntropy(Function):
     """loss = -(t log(x) + (1 - t) log(1 - x)) for probabilities x, each log clamped at -100 as in PyTorch;
     dloss/dx = (x - t) / max(x (1 - x), 1e-12),  dloss/dt = log(1 - x) - log(x) (the clamped logs)."""
+
+    double_backward = Tensors(x=0, t=1)
 
     def forward(self, x, t):
         xp = get_array_module(x)

@@ -16,7 +16,7 @@ class Dropout(Function):
     """y = x * mask / (1 - p), mask ~ Bernoulli(1 - p);  gx = gy * mask / (1 - p)."""
 
     keep: Any  # the mask already divided by (1 - p)
-    is_linear = True
+    double_backward = "linear"
 
     def forward(self, x):
         return x * self.keep

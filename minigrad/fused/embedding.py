@@ -34,7 +34,7 @@ class Embedding(Function):
 
     ids: Any
     padding_idx: int | None = None
-    is_linear = True  # y = A weight: for double backward its backward runs as an op (higher_order.py)
+    double_backward = "linear"  # y = A weight: for double backward its backward runs as an op (higher_order.py)
 
     def forward(self, weight):
         check_ids("embedding", "id", self.ids, weight.shape[0])

@@ -31,6 +31,8 @@ class GELU(Function):
     twins.gelu composes it from erf.
     """
 
+    double_backward = "composed"
+
     def forward(self, x):
         fast = compiled("gelu", require_float("gelu", x))  # kernels/numba_gelu.py, or None: the NumPy code
         y, self.slope = fast.gelu_forward(x) if fast else in_chunks(gelu_and_slope, x)
@@ -76,6 +78,8 @@ class GELUTanh(Function):
     they make two arrays instead of ten (twins.gelu has the plain formula; tests/test_fused.py checks
     that the two agree).
     """
+
+    double_backward = "composed"
 
     def forward(self, x):
         xp = get_array_module(x)

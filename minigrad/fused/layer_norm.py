@@ -27,6 +27,7 @@ class LayerNorm(Function):
     """
 
     eps: float
+    double_backward = "composed"
 
     def forward(self, x, weight=None, bias=None):
         xp = get_array_module(x)

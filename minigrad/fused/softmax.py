@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from minigrad.core.backend import get_array_module
-from minigrad.core.function import Function
+from minigrad.core.function import Function, Tensors
 from minigrad.kernels.select import compiled
 from minigrad.kernels.softmax_rows import stable_softmax
 from minigrad.ops.activations import require_float
@@ -33,6 +33,7 @@ class Softmax(Function):
     """y = exp(x) / sum(exp(x));  gx = y * (gy - sum(gy * y))  (the Jacobian diag(y) - y y^T, applied)."""
 
     axis: int
+    double_backward = Tensors(y="output")
 
     def forward(self, x):
         fast = compiled("softmax", require_float("softmax", x))  # kernels/numba_softmax.py, or None: NumPy
@@ -50,6 +51,7 @@ class LogSoftmax(Function):
     """y = x - logsumexp(x);  gx = gy - softmax(x) * sum(gy)."""
 
     axis: int
+    double_backward = Tensors(y="output")
 
     def forward(self, x):
         fast = compiled("softmax", require_float("log_softmax", x))  # kernels/numba_softmax.py, or None: NumPy

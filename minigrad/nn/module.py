@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from minigrad.core import autograd, backend
+from minigrad.core import backend, observers
 from minigrad.tensor import Tensor, _is_backend_array
 
 
@@ -87,9 +87,9 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if autograd.scope_hook is None:
+        if not observers.active:
             return self.forward(*args, **kwargs)
-        with autograd.scope_hook.enter(self):  # mg.viz.record_modules: name the ops this module makes
+        with observers.module_scope(self):  # mg.viz.record_modules names the ops this module makes
             return self.forward(*args, **kwargs)
 
     # ----------------------------------------------------------------------------------------------

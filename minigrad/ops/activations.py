@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from minigrad.core.backend import get_array_module
-from minigrad.core.function import Function
+from minigrad.core.function import Function, Tensors
 from minigrad.ops.elementwise import to_float
 
 
@@ -23,6 +23,8 @@ def require_float(op: str, x: Any) -> Any:
 
 class Tanh(Function):
     """y = tanh(x);  dy/dx = 1 - y**2."""
+
+    double_backward = Tensors(y="output")
 
     def forward(self, x):
         self.y = get_array_module(x).tanh(to_float(x))
@@ -47,6 +49,8 @@ def stable_sigmoid(x: Any) -> tuple[Any, Any]:
 class Sigmoid(Function):
     """y = 1 / (1 + exp(-x));  dy/dx = y * (1 - y)."""
 
+    double_backward = Tensors(y="output")
+
     def forward(self, x):
         self.y, _ = stable_sigmoid(to_float(x))
         return self.y
@@ -57,6 +61,8 @@ class Sigmoid(Function):
 
 class ReLU(Function):
     """y = max(x, 0);  dy/dx = 0 where x <= 0, else 1 (a nan passes its gradient, as in PyTorch)."""
+
+    double_backward = Tensors()
 
     def forward(self, x):
         self.positive = ~(x <= 0)
@@ -70,6 +76,7 @@ class LeakyReLU(Function):
     """y = x where x > 0, else slope * x;  dy/dx = 1 where x > 0, else slope (at 0 too, as in PyTorch)."""
 
     negative_slope: float
+    double_backward = Tensors()
 
     def forward(self, x):
         self.positive = require_float("leaky_relu", x) > 0
@@ -84,6 +91,7 @@ class ELU(Function):
     passes its gradient, as in PyTorch)."""
 
     alpha: float
+    double_backward = Tensors(y="output")
 
     def forward(self, x):
         xp = get_array_module(x)
@@ -97,6 +105,8 @@ class ELU(Function):
 
 class SiLU(Function):
     """y = x sigmoid(x) (also called swish);  dy/dx = s + x s (1 - s) with s = sigmoid(x)."""
+
+    double_backward = Tensors(x=0)
 
     def forward(self, x):
         self.x = require_float("silu", x)
@@ -116,6 +126,7 @@ class Softplus(Function):
 
     beta: float
     threshold: float
+    double_backward = Tensors()
 
     def forward(self, x):
         xp = get_array_module(x)

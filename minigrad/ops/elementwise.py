@@ -1,9 +1,9 @@
 """Elementwise ops: each output element depends on the matching input element(s) only.
 
 So each backward is "upstream gradient times local derivative", elementwise: gx = gy * dy/dx.
-Binary ops broadcast as NumPy does; their backward returns gradients in the broadcast shape and the
-engine (autograd.sum_to) sums them back to each input's shape. Functions that only make sense on real
-numbers (exp, log, sqrt, sin, erf, ...) turn integer input into float32, the default float, as PyTorch does.
+Binary ops broadcast as NumPy does (`check_broadcast` refuses shapes that do not fit); their backward returns
+gradients in the broadcast shape and the engine (autograd.sum_to) sums them back to each input's shape. Real
+functions (exp, log, sqrt, sin, erf, ...) turn integer input into float32, the default float, as PyTorch does.
 The activation functions (relu, sigmoid, gelu, ...) are in activations.py.
 Read next: activations.py, then reduce.py.
 """
@@ -15,14 +15,17 @@ from typing import Any
 
 from minigrad.core.backend import get_array_module
 from minigrad.core.dtypes import get_default_dtype
-from minigrad.core.function import Function
+from minigrad.core.function import Function, Tensors, check_broadcast, shapes_refused
 from minigrad.kernels import special
 
 
 class Add(Function):
     """y = a + b;  dy/da = 1, dy/db = 1."""
 
+    double_backward = Tensors()  # differentiated twice by running backward on tensors (core/higher_order.py)
+
     def forward(self, a, b):
+        check_broadcast("Add", a, b)
         return a + b
 
     def backward(self, gy):
@@ -32,7 +35,10 @@ class Add(Function):
 class Sub(Function):
     """y = a - b;  dy/da = 1, dy/db = -1."""
 
+    double_backward = Tensors()
+
     def forward(self, a, b):
+        check_broadcast("Sub", a, b)
         return a - b
 
     def backward(self, gy):
@@ -42,7 +48,10 @@ class Sub(Function):
 class Mul(Function):
     """y = a * b;  dy/da = b, dy/db = a."""
 
+    double_backward = Tensors(a=0, b=1)  # ... where the saved self.a stands for input 0, self.b for input 1
+
     def forward(self, a, b):
+        check_broadcast("Mul", a, b)
         self.a, self.b = a, b
         return a * b
 
@@ -53,7 +62,10 @@ class Mul(Function):
 class Div(Function):
     """y = a / b;  dy/da = 1 / b, dy/db = -a / b**2 = -y / b."""
 
+    double_backward = Tensors(b=1, y="output")
+
     def forward(self, a, b):
+        check_broadcast("Div", a, b)
         self.b = b
         self.y = a / b
         return self.y
@@ -66,7 +78,7 @@ class Div(Function):
 class Neg(Function):
     """y = -x;  dy/dx = -1."""
 
-    is_linear = True  # y = A x: for double backward its backward runs as an op (higher_order.py)
+    double_backward = "linear"  # y = A x: for double backward its backward runs as an op (higher_order.py)
 
     def forward(self, x):
         return -x
@@ -84,6 +96,7 @@ class PowScalar(Function):
     """y = x ** c for a constant c;  dy/dx = c * x ** (c - 1)."""
 
     exponent: float
+    double_backward = Tensors(x=0)
 
     def forward(self, x):
         if x.dtype.kind != "f":
@@ -108,7 +121,10 @@ class Pow(Function):
     dy/db = 0 where b >= 0 (0 ** b is flat there), -inf or nan elsewhere, as log(0) makes it.
     """
 
+    double_backward = Tensors(a=0, b=1, y="output")
+
     def forward(self, a, b):
+        check_broadcast("Pow", a, b)
         self.a, self.b = a, b
         self.y = a**b
         return self.y
@@ -127,6 +143,8 @@ class Pow(Function):
 class Exp(Function):
     """y = exp(x);  dy/dx = exp(x) = y."""
 
+    double_backward = Tensors(y="output")
+
     def forward(self, x):
         self.y = get_array_module(x).exp(to_float(x))
         return self.y
@@ -137,6 +155,8 @@ class Exp(Function):
 
 class Log(Function):
     """y = log(x);  dy/dx = 1 / x."""
+
+    double_backward = Tensors(x=0)
 
     def forward(self, x):
         self.x = to_float(x)
@@ -149,6 +169,8 @@ class Log(Function):
 class Sqrt(Function):
     """y = sqrt(x);  dy/dx = 1 / (2 sqrt(x)) = 0.5 / y."""
 
+    double_backward = Tensors(y="output")
+
     def forward(self, x):
         self.y = get_array_module(x).sqrt(to_float(x))
         return self.y
@@ -160,6 +182,8 @@ class Sqrt(Function):
 class Rsqrt(Function):
     """y = 1 / sqrt(x);  dy/dx = -1 / (2 x**1.5) = -0.5 y**3."""
 
+    double_backward = Tensors(y="output")
+
     def forward(self, x):
         self.y = 1 / get_array_module(x).sqrt(to_float(x))
         return self.y
@@ -170,6 +194,8 @@ class Rsqrt(Function):
 
 class Square(Function):
     """y = x**2;  dy/dx = 2x."""
+
+    double_backward = Tensors(x=0)
 
     def forward(self, x):
         self.x = x
@@ -188,6 +214,7 @@ class Abs(Function):
     """y = |x|;  dy/dx = sign(x) (0 at x = 0 and at nan, as in PyTorch)."""
 
     constants = ("sign",)  # sign(x) is flat: its derivative is 0 (higher_order.py)
+    double_backward = Tensors()
 
     def forward(self, x):
         self.sign = pytorch_sign(x)
@@ -200,6 +227,8 @@ class Abs(Function):
 class Sign(Function):
     """y = sign(x) (-1, 0 or 1; 0 at nan, as in PyTorch);  dy/dx = 0 (a step: flat wherever it has a slope)."""
 
+    double_backward = Tensors()
+
     def forward(self, x):
         return pytorch_sign(x)
 
@@ -209,6 +238,8 @@ class Sign(Function):
 
 class Sin(Function):
     """y = sin(x);  dy/dx = cos(x)."""
+
+    double_backward = Tensors(x=0)
 
     def forward(self, x):
         self.x = to_float(x)
@@ -221,6 +252,8 @@ class Sin(Function):
 class Cos(Function):
     """y = cos(x);  dy/dx = -sin(x)."""
 
+    double_backward = Tensors(x=0)
+
     def forward(self, x):
         self.x = to_float(x)
         return get_array_module(x).cos(self.x)
@@ -231,6 +264,8 @@ class Cos(Function):
 
 class Erf(Function):
     """y = erf(x) (special.py);  dy/dx = 2/sqrt(pi) exp(-x**2)."""
+
+    double_backward = Tensors(x=0)
 
     def forward(self, x):
         self.x = to_float(x)
@@ -246,7 +281,10 @@ class Maximum(Function):
     A NaN wins and propagates; both inputs then get the gradient, as in PyTorch.
     """
 
+    double_backward = Tensors(a=0, b=1)
+
     def forward(self, a, b):
+        check_broadcast("Maximum", a, b)
         self.a, self.b = a, b
         return get_array_module(a).maximum(a, b)
 
@@ -257,7 +295,10 @@ class Maximum(Function):
 class Minimum(Function):
     """y = min(a, b) elementwise;  dy/da = 1 where a < b, 1/2 where a = b, 0 where a > b (likewise for b)."""
 
+    double_backward = Tensors(a=0, b=1)
+
     def forward(self, a, b):
+        check_broadcast("Minimum", a, b)
         self.a, self.b = a, b
         return get_array_module(a).minimum(a, b)
 
@@ -279,7 +320,10 @@ class Clamp(Function):
     `low` and `high` are arrays (0-d for a number); a missing bound is -inf or +inf.
     """
 
+    double_backward = Tensors(x=0, low=1, high=2)
+
     def forward(self, x, low, high):
+        check_broadcast("Clamp", x, low, high)
         xp = get_array_module(x)
         self.x, self.low, self.high = x, low, high
         return xp.minimum(xp.maximum(x, low), high)
@@ -298,10 +342,12 @@ class MaskedFill(Function):
 
     mask: Any
     value: float
+    double_backward = Tensors()
 
     def forward(self, x):
         xp = get_array_module(x)
-        return xp.where(self.mask, xp.asarray(self.value, dtype=x.dtype), x)
+        with shapes_refused("MaskedFill", x):
+            return xp.where(self.mask, xp.asarray(self.value, dtype=x.dtype), x)
 
     def backward(self, gy):
         return gy * ~self.mask
@@ -311,9 +357,11 @@ class Where(Function):
     """y = a where cond, else b;  dy/da = cond, dy/db = not cond."""
 
     cond: Any
+    double_backward = Tensors()
 
     def forward(self, a, b):
-        return get_array_module(a).where(self.cond, a, b)
+        with shapes_refused("Where", a, b):  # (the condition broadcasts too)
+            return get_array_module(a).where(self.cond, a, b)
 
     def backward(self, gy):
         return gy * self.cond, gy * ~self.cond
@@ -327,7 +375,7 @@ class Cast(Function):
     """
 
     dtype: Any
-    is_linear = True
+    double_backward = "linear"
 
     def forward(self, x):
         self.source_dtype = x.dtype

@@ -22,7 +22,8 @@ import numpy as np
 
 from minigrad.core import backend
 from minigrad.core.backend import get_array_module
-from minigrad.core.function import Function
+from minigrad.core.function import Function, Tensors, shapes_refused
+from minigrad.core.gradients import SliceGradient
 from minigrad.tensor import Tensor
 
 
@@ -36,7 +37,7 @@ class GetItem(Function):
 
     basic: Any  # a NumPy index of ints, slices, None and ..., or None when there is none
     advanced: Any  # a NumPy index holding arrays, or None when there is none
-    is_linear = True  # y = A x: for double backward its backward runs as an op (higher_order.py)
+    double_backward = "linear"  # y = A x: for double backward its backward runs as an op (higher_order.py)
 
     def forward(self, x):
         self.source_shape, self.dtype = x.shape, x.dtype
@@ -45,23 +46,12 @@ class GetItem(Function):
         return x if self.advanced is None else x[self.advanced]
 
     def backward(self, gy):
+        if self.advanced is None:  # each element picked at most once: gy in a slice of zeros (core/gradients.py)
+            return SliceGradient(self.source_shape, self.dtype, self.basic, gy)
         gx = get_array_module(gy).zeros(self.source_shape, dtype=self.dtype)
-        if self.advanced is None:
-            gx[self.basic] = gy  # basic indexing picks each element at most once
-            return gx
         target = gx if self.basic is None else gx[self.basic]  # a view: adding into it adds into gx
         scatter_add(target, self.advanced, gy)  # an element picked twice collects both gradients
         return gx
-
-    def backward_into(self, gx, gy):
-        """gx[basic] += gy, when the input already has a gradient (Function.backward_into): no array of zeros."""
-        if self.advanced is not None:
-            return False
-        if self.basic is None:
-            gx += gy
-        else:
-            gx[self.basic] += gy  # (indexed: gx[0, 1] alone would be a copied scalar, not a view)
-        return True
 
 
 class Gather(Function):
@@ -69,7 +59,7 @@ class Gather(Function):
 
     dim: int
     index: Any  # an integer array with x's number of dims
-    is_linear = True
+    double_backward = "linear"
 
     def forward(self, x):
         self.source_shape, self.dtype = x.shape, x.dtype
@@ -203,11 +193,13 @@ class SetItem(Function):
     basic: Any
     advanced: Any
     constants = ("keep",)  # a 0/1 mask: its derivative is zero (higher_order.py)
+    double_backward = Tensors()
 
     def forward(self, x, value):
         self.keep = get_array_module(x).ones(x.shape, dtype=x.dtype)
         _select(self.keep, self.basic, self.advanced, 0)
-        _select(x, self.basic, self.advanced, value)
+        with shapes_refused("SetItem", x, value):
+            _select(x, self.basic, self.advanced, value)
         return x
 
     def backward(self, gy):

@@ -10,7 +10,7 @@ Read next: ../fused/ (the hand-derived ops).
 from __future__ import annotations
 
 from minigrad.core.backend import get_array_module
-from minigrad.core.function import Function
+from minigrad.core.function import Function, Tensors, check_broadcast, shapes_refused
 from minigrad.kernels import blas
 from minigrad.tensor import ShapeError
 
@@ -18,9 +18,12 @@ from minigrad.tensor import ShapeError
 class MatMul(Function):
     """y = a @ b;  ga = gy @ b^T,  gb = a^T @ gy  (summed over broadcast batch axes)."""
 
+    double_backward = Tensors(a=0, b=1)
+
     def forward(self, a, b):
         if a.ndim == 0 or b.ndim == 0 or a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
             raise ShapeError(f"matmul: {a.shape} @ {b.shape}")
+        check_broadcast("MatMul", a, b, core=2)  # the batch axes
         self.a, self.b = a, b
         if a.ndim > 2 and b.ndim == 2:
             # (..., K) @ (K, N): one large matrix product instead of one per batch element.
@@ -59,6 +62,8 @@ class Linear(Function):
     One op instead of Transpose, MatMul and Add: fewer graph nodes, and gw comes out in w's own
     (out, in) layout rather than as the transpose of a (in, out) product.
     """
+
+    double_backward = Tensors(w=1)
 
     def forward(self, x, w, b=None):
         if x.ndim == 0 or x.shape[-1] != w.shape[1]:
@@ -113,10 +118,12 @@ class Einsum(Function):
 
     subscripts: list[str]
     output: str
+    double_backward = Tensors()
 
     def forward(self, *xs):
         self.xs = xs
-        return get_array_module(xs[0]).einsum(f"{','.join(self.subscripts)}->{self.output}", *xs)
+        with shapes_refused("Einsum", *xs):
+            return get_array_module(xs[0]).einsum(f"{','.join(self.subscripts)}->{self.output}", *xs)
 
     def backward(self, gy):
         xp = get_array_module(gy)

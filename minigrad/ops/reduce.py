@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from minigrad.core.backend import get_array_module
-from minigrad.core.function import Function
+from minigrad.core.function import Function, Tensors
 from minigrad.ops.elementwise import pytorch_sign, to_float
 from minigrad.ops.shape import Concat
 
@@ -64,7 +64,7 @@ class Sum(Function):
 
     axis: tuple[int, ...] | None
     keepdims: bool
-    is_linear = True  # y = A x: for double backward its backward runs as an op (higher_order.py)
+    double_backward = "linear"  # y = A x: for double backward its backward runs as an op (higher_order.py)
 
     def forward(self, x):
         self.shape = x.shape
@@ -80,7 +80,7 @@ class Mean(Function):
 
     axis: tuple[int, ...] | None
     keepdims: bool
-    is_linear = True
+    double_backward = "linear"
 
     def forward(self, x):
         check_float_input("mean", x)
@@ -105,6 +105,7 @@ class Amax(Function):
     smallest: bool = False
     nan_wins: bool = False
     constants = ("share",)  # piecewise constant: its derivative is 0 (higher_order.py)
+    double_backward = Tensors()
 
     def forward(self, x):
         if x.size == 0 or reduced_count(x.shape, self.axis) == 0:
@@ -137,7 +138,7 @@ class TakeAlongDim(Function):
     indices: Any  # integer, shaped like x with the axis of size 1
     axis: int
     keepdims: bool
-    is_linear = True
+    double_backward = "linear"
 
     def forward(self, x):
         xp = get_array_module(x)
@@ -162,6 +163,7 @@ class Var(Function):
     axis: tuple[int, ...] | None
     keepdims: bool
     correction: float
+    double_backward = Tensors()
 
     def forward(self, x):
         check_float_input("var", x)
@@ -189,6 +191,7 @@ class Std(Function):
     axis: tuple[int, ...] | None
     keepdims: bool
     correction: float
+    double_backward = "composed"
 
     def forward(self, x):
         self.var = Var(axis=self.axis, keepdims=True, correction=self.correction)
@@ -215,6 +218,7 @@ class Prod(Function):
 
     axis: tuple[int, ...] | None
     keepdims: bool
+    double_backward = "composed"
 
     def forward(self, x):
         self.x = x
@@ -246,7 +250,7 @@ class CumSum(Function):
     """y_i = x_1 + ... + x_i along axis;  gx_j = gy_j + ... + gy_n (a cumulative sum from the end)."""
 
     axis: int
-    is_linear = True
+    double_backward = "linear"
 
     def forward(self, x):
         return get_array_module(x).cumsum(x, axis=self.axis, dtype=accumulator(x.dtype))
@@ -265,6 +269,7 @@ class CumProd(Function):
     """
 
     axis: int
+    double_backward = "composed"
 
     def forward(self, x):
         self.x = x
@@ -296,6 +301,7 @@ class LogSumExp(Function):
 
     axis: tuple[int, ...] | None
     keepdims: bool
+    double_backward = Tensors(x=0, y="output")
 
     def forward(self, x):
         xp = get_array_module(x)
@@ -324,6 +330,7 @@ class Norm(Function):
     p: float
     axis: tuple[int, ...] | None
     keepdims: bool
+    double_backward = Tensors(x=0, y="output")
 
     def forward(self, x):
         xp = get_array_module(x)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from minigrad.core.backend import get_array_module
-from minigrad.core.function import Function
+from minigrad.core.function import Function, Tensors
 from minigrad.ops.indexing import scatter_add
 
 
@@ -34,6 +34,7 @@ class Scatter(Function):
 
     dim: int
     index: Any  # an integer array with x's number of dims
+    double_backward = Tensors()
 
     def forward(self, x, src):
         xp = get_array_module(x)
@@ -54,6 +55,7 @@ class ScatterAdd(Function):
 
     dim: int
     index: Any
+    double_backward = Tensors()
 
     def forward(self, x, src):
         self.where = positions(self.index, self.dim)

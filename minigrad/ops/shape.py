@@ -13,18 +13,19 @@ import numpy as np
 
 from minigrad.core import backend
 from minigrad.core.backend import get_array_module
-from minigrad.core.function import Function
+from minigrad.core.function import Function, Tensors, shapes_refused
 
 
 class Reshape(Function):
     """y = x with a new shape (same elements, same order);  gx = gy reshaped back."""
 
     shape: tuple[int, ...]
-    is_linear = True  # y = A x: for double backward its backward runs as an op (higher_order.py)
+    double_backward = "linear"  # y = A x: for double backward its backward runs as an op (higher_order.py)
 
     def forward(self, x):
         self.source_shape = x.shape
-        return x.reshape(self.shape)
+        with shapes_refused("Reshape", x):
+            return x.reshape(self.shape)
 
     def backward(self, gy):
         return gy.reshape(self.source_shape)
@@ -34,7 +35,7 @@ class Permute(Function):
     """y = x with its dims reordered (y's dim i is x's dim dims[i]);  gx = gy with the inverse order."""
 
     dims: tuple[int, ...]
-    is_linear = True
+    double_backward = "linear"
 
     def forward(self, x):
         return x.transpose(self.dims)
@@ -51,7 +52,7 @@ class Expand(Function):
     """
 
     shape: tuple[int, ...]
-    is_linear = True
+    double_backward = "linear"
 
     def forward(self, x):
         return get_array_module(x).broadcast_to(x, self.shape)
@@ -64,7 +65,7 @@ class Repeat(Function):
     """y = x tiled `repeats` times along each dim (torch's repeat, NumPy's tile);  gx = the sum of gy's tiles."""
 
     repeats: tuple[int, ...]
-    is_linear = True
+    double_backward = "linear"
 
     def forward(self, x):
         self.source_shape = x.shape
@@ -83,7 +84,7 @@ class Flip(Function):
     """y = x with the order of its elements reversed along `dims`;  gx = gy reversed along them again."""
 
     dims: tuple[int, ...]
-    is_linear = True
+    double_backward = "linear"
 
     def forward(self, x):
         return get_array_module(x).flip(x, axis=self.dims)
@@ -96,7 +97,7 @@ class Tril(Function):
     """y = x on and below the `diagonal`-th diagonal of the last two dims, else 0;  gx = tril(gy), the same mask."""
 
     diagonal: int
-    is_linear = True
+    double_backward = "linear"
 
     def forward(self, x):
         return get_array_module(x).tril(x, self.diagonal)
@@ -109,7 +110,7 @@ class Triu(Function):
     """y = x on and above the `diagonal`-th diagonal of the last two dims, else 0;  gx = triu(gy), the same mask."""
 
     diagonal: int
-    is_linear = True
+    double_backward = "linear"
 
     def forward(self, x):
         return get_array_module(x).triu(x, self.diagonal)
@@ -122,10 +123,12 @@ class Concat(Function):
     """y = the inputs joined along axis;  each gx = its slice of gy."""
 
     axis: int
+    double_backward = Tensors()
 
     def forward(self, *xs):
-        self.sizes = [x.shape[self.axis] for x in xs]
-        return get_array_module(xs[0]).concatenate(xs, axis=self.axis)
+        with shapes_refused("Concat", *xs):
+            self.sizes = [x.shape[self.axis] for x in xs]
+            return get_array_module(xs[0]).concatenate(xs, axis=self.axis)
 
     def backward(self, gy):
         xp = get_array_module(gy)
@@ -137,9 +140,11 @@ class Stack(Function):
     """y = the inputs stacked along a new axis;  each gx = gy's slice at its position on that axis."""
 
     axis: int
+    double_backward = Tensors()
 
     def forward(self, *xs):
-        return get_array_module(xs[0]).stack(xs, axis=self.axis)
+        with shapes_refused("Stack", *xs):
+            return get_array_module(xs[0]).stack(xs, axis=self.axis)
 
     def backward(self, gy):
         xp = get_array_module(gy)
@@ -149,7 +154,7 @@ class Stack(Function):
 class Clone(Function):
     """y = a copy of x in its own memory (torch.clone);  gx = gy."""
 
-    is_linear = True
+    double_backward = "linear"
 
     def forward(self, x):
         return x.copy()
@@ -162,7 +167,7 @@ class ToDevice(Function):
     """y = x copied to another device;  gx = gy copied back."""
 
     device: str
-    is_linear = True
+    double_backward = "linear"
 
     def forward(self, x):
         self.source_device = backend.device_of(x)

@@ -1,10 +1,10 @@
 """Tensor's gradient hooks, a base class of Tensor: `register_hook` (a function called with a tensor's gradient
 during backward, which may return a replacement) and `retain_grad` (keep a non-leaf tensor's gradient in `.grad`).
 
-The engine's one seat for them is in autograd.py's walk: when a tensor's gradient is complete, before it goes
-on to the op that made the tensor (or into a leaf's `.grad`), the tensor's hooks run, in the order they were
-registered, each on what the one before returned. A tensor without hooks costs one attribute test.
-Read next: ../core/autograd.py.
+They reach the engine as one observer of every backward walk (`TensorHooks`, core/observers.py): when a tensor's
+gradient is complete, before it goes on to the op that made the tensor (or into a leaf's `.grad`), the tensor's
+hooks run, in the order they were registered, each on what the one before returned.
+Read next: ../core/observers.py, ../core/autograd.py.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from collections.abc import Callable
 from typing import Any
 
 import minigrad
-from minigrad.core import backend
 
 
 class RemovableHandle:
@@ -49,17 +48,3 @@ class HookMethods:
             self._hooks = []
         self._hooks.append(hook)
         return RemovableHandle(self._hooks, hook)
-
-    def _run_hooks(self, gy: Any, tensors: bool) -> Any:
-        """`gy` (an array, or a tensor with create_graph) passed through this tensor's hooks."""
-        grad = gy if tensors else minigrad.Tensor._make(gy, False)
-        for hook in list(self._hooks):
-            new = hook(grad)
-            if new is None:
-                continue
-            if not isinstance(new, minigrad.Tensor) or new.shape != grad.shape or new.dtype != grad.dtype:
-                got = f"shape {new.shape}, {new.dtype}" if isinstance(new, minigrad.Tensor) else type(new).__name__
-                raise RuntimeError(f"hook {getattr(hook, '__name__', hook)!r} returned {got}; it must return None "
-                                   f"or a tensor of the gradient's shape {grad.shape} and dtype {grad.dtype}")
-            grad = new
-        return grad if tensors else backend.to_device(grad.data, backend.device_of(gy))

@@ -6,7 +6,7 @@ keeps its identity and its array, which is written in place, but from then on y 
 y's previous op and y's previous version. Each update counts y's `_version` up; every op remembers the
 versions of its inputs when it ran (function.py).
 
-At backward, an op whose input has a newer version than it saw (`resolve`, called when the graph is ordered)
+At backward, an op whose input has a newer version than it saw (`resolve`, in a pre-pass before the walk)
 either saved that input's array for its backward, and then backward refuses with PyTorch's error (the saved
 values were overwritten: the gradient would be wrong), or did not (an addition, a reshape, an index), and then
 its gradient goes to the stand-in for the version it saw, as PyTorch's goes to the earlier node. An op that
@@ -75,12 +75,23 @@ def saves(ctx: Any, array: Any) -> bool:
     return False
 
 
-def resolve(ctx: Any) -> None:
+def resolve_all(order: list) -> bool:
+    """The pre-pass before a backward walk: resolve each op of `order` (autograd.order_graph) that saw an older
+    version of an input. True if an op's inputs moved, so that the graph (now with the stand-ins) is ordered again."""
+    moved = False
+    for tensor in order:
+        ctx = tensor._ctx
+        if ctx is not None and not ctx.released and ctx.input_versions != [p._version for p in ctx.parents]:
+            moved = resolve(ctx) or moved
+    return moved
+
+
+def resolve(ctx: Any) -> bool:
     """Called when an input of `ctx` has a newer version than `ctx` saw: route the gradient of each such input
     to the tensor as `ctx` saw it (its stand-in, see the module docstring), unless `ctx` saved its values, in
-    which case the versions stay mismatched and backward refuses (autograd._refuse_stale)."""
+    which case the versions stay mismatched and backward refuses (autograd._refuse_stale). True if it moved one."""
     if ctx.input_versions is None or ctx.released:
-        return
+        return False
     parents = list(ctx.parents)
     for i, (parent, seen) in enumerate(zip(parents, ctx.input_versions)):
         if parent._version == seen or saves(ctx, parent.data):
@@ -90,7 +101,9 @@ def resolve(ctx: Any) -> None:
             node = node._ctx.in_place_of
         parents[i] = node
         ctx.input_versions[i] = node._version  # changed without a record (under no_grad), but not saved: fine
+    moved = any(new is not old for new, old in zip(parents, ctx.parents))
     ctx.parents = tuple(parents)
+    return moved
 
 
 def stale_message(ctx: Any) -> str:

@@ -8,10 +8,11 @@ raises `AnomalyError` naming the op, its input shapes, and the line of *your* co
         loss = model(x, y)[1]      # AnomalyError: Log produced nan in forward ... created at train.py:42
         loss.backward()
 
-How it works: `Function.apply` records `ctx.created_at` (the Python stack) and calls
-`autograd.anomaly_hook.forward`; `autograd.backward` calls `anomaly_hook.backward`. The hook is None
-by default, so switched off, anomaly detection costs one `is not None` test per op. Checking reads
-every output, so it is slow: use it to hunt a bug, not to train.
+How it works: `detect_anomaly` adds an observer (core/observers.py) to the engine's active ones: its
+`on_forward`, which `Function.apply` calls, records `ctx.created_at` (the Python stack) and checks the output;
+its `on_backward`, which the backward walk calls, checks the gradients. Switched off, anomaly detection costs
+nothing beyond the loop over an empty list of observers. Checking reads every output, so it is slow: use it to
+hunt a bug, not to train.
 Read next: gradcheck.py, the other debugging tool.
 """
 
@@ -24,7 +25,8 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from minigrad.core import autograd, backend
+from minigrad.core import backend, observers
+from minigrad.core.gradients import dense
 from minigrad.ops.elementwise import MaskedFill
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # minigrad/, not tools/
@@ -43,12 +45,12 @@ class detect_anomaly:
     """
 
     def __enter__(self) -> detect_anomaly:
-        self._previous = autograd.anomaly_hook
-        autograd.anomaly_hook = _Checker()
+        self._checker = _Checker()
+        observers.active.append(self._checker)
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
-        autograd.anomaly_hook = self._previous
+        observers.active.remove(self._checker)
 
     def __call__(self, function: Callable) -> Callable:
         @functools.wraps(function)
@@ -59,10 +61,11 @@ class detect_anomaly:
         return checked
 
 
-class _Checker:
-    """The hook that `Function.apply` and `autograd.backward` call while detection is on."""
+class _Checker(observers.Observer):
+    """The observer of every op while detection is on: it checks outputs and gradients."""
 
-    def forward(self, ctx: Any, inputs: tuple, y: Any) -> None:
+    def on_forward(self, ctx: Any, inputs: tuple, y: Any) -> None:
+        ctx.created_at = traceback.extract_stack()[:-3]  # [:-3]: not this call, Function.apply, nor its caller
         found = _non_finite(y)
         if found is None:
             return
@@ -76,9 +79,9 @@ class _Checker:
             f"  inputs: {_describe(inputs)}\n{_where(ctx)}"
         )
 
-    def backward(self, ctx: Any, gxs: tuple) -> None:
+    def on_backward(self, ctx: Any, gxs: list) -> None:
         for i, gx in enumerate(gxs):
-            found = None if gx is None else _non_finite(gx)
+            found = None if gx is None else _non_finite(dense(gx))  # dense: a slice's gradient, checked whole
             if found is not None:
                 raise AnomalyError(
                     f"{ctx.name} produced {found} in the gradient of its input {i} during backward\n"

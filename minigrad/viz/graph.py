@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.core import autograd, backend
+from minigrad.core import autograd, backend, observers
 from minigrad.core.function import Function
 from minigrad.tensor import Tensor
 
@@ -32,7 +32,7 @@ def walk(root: Tensor) -> list[Tensor]:
     Unlike the backward pass, constants that need no gradient are included, because a drawing shows
     them. The order depends only on the graph's structure, never on ids or sets.
     """
-    return autograd.topological_order(root, constants=True)
+    return autograd.order_graph(root, constants=True)
 
 
 def scope_of(ctx: Function) -> tuple[str, ...]:
@@ -40,16 +40,15 @@ def scope_of(ctx: Function) -> tuple[str, ...]:
     return getattr(ctx, "scope", ())  # the slot is unset for ops made outside record_modules
 
 
-class record_modules:
+class record_modules(observers.Observer):
     """Context manager: ops made inside remember which of `model`'s modules made them.
 
         with mg.viz.record_modules(model):
             logits, loss = model(idx, targets)
         mg.viz.draw(loss, "gpt", model=model, collapse="transformer.h.*")
 
-    It sets `autograd.scope_hook`, which `Module.__call__` and `Function.apply` check; outside the
-    block the hook is None and costs one comparison. The model itself ('' in `named_modules`) is not a
-    scope: ops its own forward makes sit at the top level of the drawing.
+    It is an observer (core/observers.py): `Module.__call__` enters its `on_module`, `Function.apply` calls its
+    `on_forward`. The model itself ('' in `named_modules`) is not a scope: its own ops sit at the top level.
     """
 
     def __init__(self, model: Any) -> None:
@@ -57,15 +56,17 @@ class record_modules:
         self.scope: tuple[str, ...] = ()
 
     def __enter__(self) -> record_modules:
-        self._previous = autograd.scope_hook
-        autograd.scope_hook = self
+        observers.active.append(self)
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
-        autograd.scope_hook = self._previous
+        observers.active.remove(self)
+
+    def on_forward(self, ctx: Any, inputs: tuple, y: Any) -> None:
+        ctx.scope = self.scope  # which module's forward made this op
 
     @contextlib.contextmanager
-    def enter(self, module: Any) -> Iterator[None]:
+    def on_module(self, module: Any) -> Iterator[None]:
         """Push `module`'s dotted name while its forward runs (a module outside the model: its class name)."""
         previous = self.scope
         name = self.names.get(id(module))

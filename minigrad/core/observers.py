@@ -1,0 +1,86 @@
+"""Observers watch the engine at its edges, so that neither `Function.apply` nor the backward walk has a seat for
+any one feature (tensor hooks, anomaly detection, the drawing's module scopes and animation). Their events:
+`on_forward(ctx, inputs, y)` after an op's forward; `on_backward(ctx, gxs)` after its backward (the gradients as
+arrays); `on_gradient(tensor, gy) -> gy` when a tensor's gradient is complete, before it goes into `.grad` or on to
+its op (a tensor hook may replace it); `on_module(module)`, a context entered while a module's forward runs.
+`active` lists the observers of every op (`mg.detect_anomaly()`, `mg.viz.record_modules` join it for a `with`
+block); each walk adds the tensors' hooks and `on_step`. Read next: autograd.py, tools/anomaly.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import minigrad
+from minigrad.core import backend
+
+
+class Observer:
+    """Watches the engine; override the events you need (see the module docstring)."""
+
+    def on_forward(self, ctx: Any, inputs: tuple, y: Any) -> None:
+        pass
+
+    def on_backward(self, ctx: Any, gxs: list) -> None:
+        pass
+
+    def on_gradient(self, tensor: Any, gy: Any) -> Any:
+        return gy
+
+    def on_module(self, module: Any) -> contextlib.AbstractContextManager:
+        return contextlib.nullcontext()
+
+
+active: list[Observer] = []  # the observers of every op, in the order they joined
+
+
+class TensorHooks(Observer):
+    """Every tensor's own hooks (`register_hook`, tensor/hooks.py): they run in the order they were registered,
+    each on what the one before returned. A tensor without hooks costs one attribute test."""
+
+    def on_gradient(self, tensor: Any, gy: Any) -> Any:
+        if not tensor._hooks:
+            return gy
+        tensors = isinstance(gy, minigrad.Tensor)  # create_graph: the gradient is a tensor already
+        grad = gy if tensors else minigrad.Tensor._make(gy, False)
+        for hook in list(tensor._hooks):
+            new = hook(grad)
+            if new is None:
+                continue
+            if not isinstance(new, minigrad.Tensor) or new.shape != grad.shape or new.dtype != grad.dtype:
+                got = f"shape {new.shape}, {new.dtype}" if isinstance(new, minigrad.Tensor) else type(new).__name__
+                raise RuntimeError(f"hook {getattr(hook, '__name__', hook)!r} returned {got}; it must return None "
+                                   f"or a tensor of the gradient's shape {grad.shape} and dtype {grad.dtype}")
+            grad = new
+        return grad if tensors else backend.to_device(grad.data, backend.device_of(gy))
+
+
+class OnStep(Observer):
+    """`on_step(tensor, gy)` with each finished gradient as an array, in the order the walk visits tensors
+    (`autograd.backward(..., on_step=...)`: the drawing's backward animation, viz/graph.py)."""
+
+    def __init__(self, on_step: Callable[[Any, Any], None], tensors: bool) -> None:
+        self.on_step, self.tensors = on_step, tensors  # tensors: the gradients are tensors (create_graph)
+
+    def on_gradient(self, tensor: Any, gy: Any) -> Any:
+        self.on_step(tensor, gy.data if self.tensors else gy)
+        return gy
+
+
+def of_walk(on_step: Callable[[Any, Any], None] | None, tensors: bool) -> list[Observer]:
+    """The observers of one backward walk: the tensors' hooks, the active observers, and `on_step` if given."""
+    return [_TENSOR_HOOKS, *active] + ([OnStep(on_step, tensors)] if on_step is not None else [])
+
+
+_TENSOR_HOOKS = TensorHooks()
+
+
+@contextlib.contextmanager
+def module_scope(module: Any) -> Iterator[None]:
+    """Enter every active observer's `on_module(module)` while the module's forward runs (Module.__call__)."""
+    with contextlib.ExitStack() as stack:
+        for observer in list(active):
+            stack.enter_context(observer.on_module(module))
+        yield

@@ -124,6 +124,16 @@ def check_causal_attention(causal_attention) -> str:
     ])
     q, k, v = (rng.standard_normal((1, 4, 3)) for _ in range(3))
     expect_gradcheck(causal_attention, [q, k, v], "causal_attention")
+    # At a GPT's shapes: (B, nh, T, hs) with T != hs, where shape[1], shape[2] and shape[-1] all differ
+    B, nh, T, hs = 2, 3, 6, 4
+    q, k, v = (rng.standard_normal((B, nh, T, hs)) for _ in range(3))
+    future = np.triu(np.ones((T, T), dtype=bool), k=1)
+    compare(_call(causal_attention, q, k, v), _attention(q, k, v, mask=future), "四维 (B, nh, T, hs) 输入的输出",
+            suspects=[(_attention(q, k, v, scale=math.sqrt(T), mask=future),
+                       f"应除以 √hs（q.shape[-1] = {hs}），你的像是除以了 √T"
+                       f"（q.shape[2] = {T}：四维时它是时间那一维）"),
+                      (_attention(q, k, v, scale=math.sqrt(nh), mask=future),
+                       f"应除以 √hs（q.shape[-1] = {hs}），你的像是除以了 √{nh}（q.shape[1]：四维时它是头数）")])
     return "通过：改动后面的 token，前面位置的输出一点都不会变"
 
 

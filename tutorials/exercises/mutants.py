@@ -51,6 +51,14 @@ EQUIVALENT = {
         "the two statements write disjoint columns of pe (even and odd): either order fills the same table",
     "6.6 cached_attention_step+1 moved later: cache['k'].append(k)":
         "appending the key after the value instead of before: two separate lists, both full before they are read",
+    "9.4 lm_loss+3:12 call dropped: z.max(dim=-1, keepdim=True).values.detach() → z.max(dim=-1, keepdim=True).values":
+        "the cut is on the shift: log-softmax(z - c) does not depend on c, so no gradient flows through c anyway",
+    "9.5 lr_at+1:7 comparison: step < warmup_iters → step <= warmup_iters":
+        "at step == warmup_iters both branches give max_lr: (w + 1)/(w + 1) and the cosine at r = 0",
+    "9.5 lr_at+3:7 comparison: step > decay_iters → step >= decay_iters":
+        "at step == decay_iters both branches give min_lr: the cosine at r = 1 is min_lr",
+    "9.7 train_step+3 moved later (by 2): _, loss = model(x, y)":
+        "the forward after clearing the gradients instead of before: the forward neither reads nor writes .grad",
 }
 
 

@@ -26,11 +26,11 @@ def block(x: mg.Tensor, ln_1, attn, ln_2, mlp) -> mg.Tensor:
 
 
 def lm_loss(logits: mg.Tensor, targets: np.ndarray) -> mg.Tensor:
-    V = logits.shape[-1]
-    z = logits.reshape(-1, V)  # (N, V), N = B·T
+    B, T, V = logits.shape
+    z = logits.reshape(B * T, V)  # one row per position
     z = z - z.max(dim=-1, keepdim=True).values.detach()  # the shift changes nothing but keeps exp from overflowing
     log_probs = z - z.exp().sum(axis=-1, keepdims=True).log()  # log-softmax
-    picked = log_probs[np.arange(z.shape[0]), np.asarray(targets).reshape(-1)]  # (N,)
+    picked = log_probs[np.arange(B * T), np.asarray(targets).ravel()]  # (B·T,): log p(answer) at each position
     return -picked.mean()
 
 

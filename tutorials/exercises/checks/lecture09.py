@@ -244,7 +244,9 @@ def check_adamw_update(adamw_update) -> str:
 
 def _tiny_gpt(seed=5) -> GPT:
     mg.manual_seed(seed)
-    return GPT(GPTConfig(vocab_size=11, block_size=8, n_layer=1, n_head=2, n_embd=12))
+    model = GPT(GPTConfig(vocab_size=11, block_size=8, n_layer=1, n_head=2, n_embd=12))
+    model.unused = nn.Parameter(mg.ones(2, 3))  # takes no part in the loss: no gradient, and left alone
+    return model
 
 
 def _reference_losses(batches, lrs, clip, wd, decay_all=False, no_clip=False, accumulate=False):
@@ -288,6 +290,11 @@ def check_train_step(train_step) -> str:
         (_reference_losses(batches, lrs, clip, wd, accumulate=True)[0], "梯度会累加：backward 之前先把每个参数的 "
                                                                           ".grad 清掉（p.grad = None）"),
     ])
+    if model.unused.grad is not None or not np.array_equal(model.unused.numpy(), np.ones((2, 3))):
+        raise Wrong("没有梯度的参数（没参与算损失）应原样留着：跳过 .grad 是 None 的参数，也不对它做权重衰减")
+    missing = [name for name, p in model.named_parameters() if p.grad is None and name != "unused"]
+    if missing:
+        raise Wrong(f"这一步之后 {missing[0]} 的 .grad 是 None：应在 backward 之前清梯度，之后留着这一步的梯度")
     for (name, p), q in zip(model.named_parameters(), reference.parameters()):
         # atol: lr/100. Where a gradient is ~0, Adam's m/√v is a ratio of two roundings (float32)
         compare(p.numpy(), q.numpy(), f"4 步之后的参数 {name}", atol=2e-4, rtol=1e-3)

@@ -1,0 +1,375 @@
+"""The learner's own GPT: an nn.Module with GPT-2's parameter names, every part of it from the learner's answers.
+
+`load_parts()` reads each part from the learner's exercise files (tutorials/exercises/lectureNN.py) and keeps it
+only if it passes its checker and then gives the reference's output and gradients at the model's own shapes; a part
+that does not (blank, wrong, a file that does not import, a mistake that only shows at (B, nh, T, hs), a NaN) is
+replaced by the reference answer for that part alone, with one Chinese line naming its exercise and the command
+that checks it. `Parts.table()` is the who-wrote-what table.
+
+`YourGPT(config, parts)` is built from those parts; only the engine (Tensor, autograd, the matrix product) and
+the glue between parts (slicing q, k, v apart and putting the heads side by side again) are not the learner's.
+Its names are minigpt's, so `model.load_state_dict(minigpt_model.state_dict())` gives it minigpt's weights.
+`train()` is the training loop, every step of it the learner's (batches 6.1, schedule 9.5, step 9.7 with 9.6).
+Read next: 09_capstone.py, the lecture that uses it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+import minigrad as mg
+from minigpt import GPTConfig
+from minigrad import nn
+from tutorials.exercises import find
+from tutorials.exercises.grading import grade
+
+# (the part's key, its exercise, what it does in the model), in the order a token meets them
+PARTS = (
+    ("embed", "9.1", "transformer.wte、wpe：词向量加位置向量"),
+    ("layer_norm_function", "5.5", "ln_1、ln_2、ln_f：LayerNorm（前向给定，反向是你推导的）"),
+    ("layer_norm", "5.2", "LayerNorm 的前向（5.5 没通过时用它，反向交给自动求导）"),
+    ("split_heads", "5.3", "attn：把通道切成几个头"),
+    ("softmax", "3.1", "attn：softmax（在你的因果注意力里）"),
+    ("causal_attention", "3.3", "attn：因果注意力"),
+    ("mlp", "9.2", "mlp：C → 4C → C"),
+    ("block", "9.3", "h.0 … h.L−1：Pre-LN 的 Block 和残差"),
+    ("lm_loss", "9.4", "forward 的 loss：交叉熵"),
+    ("make_batch", "6.1", "训练：一批数据"),
+    ("lr_at", "9.5", "训练：学习率"),
+    ("adamw_update", "9.6", "训练：AdamW（在你的训练一步里）"),
+    ("train_step", "9.7", "训练：前向、反向、裁剪、更新"),
+    ("paired_gap", "7.5", "上梯子：逐窗口配对的差距"),
+    ("sample_next", "6.5", "续写：抽下一个字"),
+)
+SHAPES = {"B": 2, "T": 12, "nh": 4, "hs": 5, "V": 17}  # a model's shapes: T, hs, C = 20 and V all different
+RTOL, ATOL = 1e-3, 1e-4  # float32: a composed formula and the reference round differently in the 7th digit
+
+
+def lecture_of(number: str) -> str:
+    return f"{int(number.split('.')[0]):02d}"
+
+
+@dataclass
+class Parts:
+    """The functions the learner's GPT is built from, and for each part who wrote it and how it was checked."""
+
+    functions: dict[str, Any] = field(default_factory=dict)
+    writer: dict[str, str] = field(default_factory=dict)  # key -> "你" or "参考答案"
+    status: dict[str, str] = field(default_factory=dict)  # key -> the check's verdict, in a few words
+    notes: list[str] = field(default_factory=list)  # one Chinese line per part that fell back
+
+    def __getattr__(self, key: str) -> Any:
+        try:
+            return self.__dict__["functions"][key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+    def table(self) -> str:
+        """The who-wrote-what table: every part, its exercise, who wrote it, and its check."""
+        lines = [f"{'练习':<6}{'谁写的':<7}{'检查':<18}用在哪里", "-" * 80]
+        for key, number, where in PARTS:
+            lines.append(f"{number:<7}{self.writer[key]:<6}{self.status[key]:<16}{where}")
+        lines.append(f"引擎（Tensor、自动求导、矩阵乘法）和零件之间的接线（切开 q、k、v，把头并排放回去）是 minigrad 和本讲的代码。")
+        return "\n".join(lines)
+
+    def mine(self) -> int:
+        return sum(w == "你" for w in self.writer.values())
+
+
+def load_parts(source: str = "answers") -> Parts:
+    """Every part from the learner's answer files ("answers") or from the reference solutions ("solutions").
+
+    Never raises: a part that cannot be used falls back to the reference, with one line in `notes`.
+    """
+    parts = Parts()
+    modules: dict[str, ModuleType | None] = {}
+    for key, number, _ in PARTS:
+        lecture = lecture_of(number)
+        reference = getattr(importlib.import_module(f"tutorials.solutions.lecture{lecture}"), find(number).name)
+        if source == "solutions":
+            parts.functions[key], parts.writer[key], parts.status[key] = reference, "参考答案", "✓ 参考答案"
+            continue
+        if lecture not in modules:
+            modules[lecture] = _import_answers(lecture, parts.notes)
+        module = modules[lecture]
+        if module is None:
+            parts.functions[key], parts.writer[key], parts.status[key] = reference, "参考答案", "! 文件导入出错"
+            continue
+        answer = getattr(module, find(number).name, None)
+        result = grade(find(number), answer)
+        if not result.passed:
+            word = {"blank": "· 还没写", "wrong": "✗ 没通过", "error": "✗ 运行出错"}[result.status]
+            if result.status != "blank":  # the blank ones get one line together, below
+                parts.notes.append(f"练习 {number}（{find(number).title}）{word[2:]}：{result.message[:90]}"
+                                   f"——这一部分改用参考答案；改好后检查：python -m tutorials.exercises check {number}")
+            parts.functions[key], parts.writer[key], parts.status[key] = reference, "参考答案", word
+            continue
+        problem = at_model_shapes(key, answer, reference)
+        if problem:
+            parts.notes.append(f"练习 {number}（{find(number).title}）通过了检查，在模型的形状上却不对：{problem}"
+                               f"——这一部分改用参考答案；检查：python -m tutorials.exercises check {number}")
+            parts.functions[key], parts.writer[key], parts.status[key] = reference, "参考答案", "✗ 模型形状上不对"
+            continue
+        parts.functions[key], parts.writer[key], parts.status[key] = answer, "你", "✓ 通过"
+    blank = [number for key, number, _ in PARTS if parts.status[key] == "· 还没写"]
+    if blank:
+        parts.notes.append(f"还没写的练习 {'、'.join(blank)}：这些部分用参考答案；写好后检查，例如 "
+                           f"python -m tutorials.exercises check {blank[0]}")
+    return parts
+
+
+def _import_answers(lecture: str, notes: list[str]) -> ModuleType | None:
+    """The learner's answer file, read afresh; None (and one line in `notes`) if it does not import."""
+    try:
+        return importlib.reload(importlib.import_module(f"tutorials.exercises.lecture{lecture}"))
+    # a half-edited file can fail in any way when it is imported (SyntaxError, ImportError, NameError...)
+    except Exception as error:
+        notes.append(f"tutorials/exercises/lecture{lecture}.py 导入出错（{type(error).__name__}: "
+                     f"{' '.join(str(error).split())[:80]}）——这一讲的零件都改用参考答案；"
+                     f"修好后检查：python -m tutorials.exercises check {lecture}")
+        return None
+
+
+# --------------------------------------------------------------------------------------------------
+# The second gate: each tensor part at the model's shapes, in float32, against the reference
+
+
+def _probes(key: str) -> list[tuple[Any, ...]] | None:
+    """The part's arguments at a model's shapes (float32), or None for a part that is not a tensor function."""
+    rng = np.random.default_rng(9)
+    B, T, nh, hs, V = SHAPES["B"], SHAPES["T"], SHAPES["nh"], SHAPES["hs"], SHAPES["V"]
+    C = nh * hs
+
+    def t(*shape: int, scale: float = 1.0) -> mg.Tensor:
+        return mg.tensor((rng.standard_normal(shape) * scale).astype(np.float32), requires_grad=True)
+
+    if key == "embed":
+        return [(rng.integers(0, V, (B, T)), t(V, C), t(T + 4, C))]
+    if key == "layer_norm":
+        return [(t(B, T, C, scale=2.0), t(C), t(C), 1e-5)]
+    if key == "split_heads":
+        return [(t(B, T, C), nh)]
+    if key in ("causal_attention", "softmax"):
+        q, k, v = t(B, nh, T, hs), t(B, nh, T, hs), t(B, nh, T, hs)
+        if key == "softmax":
+            return [(t(B, nh, T, T, scale=30.0),)]  # scores in the tens: exp overflows without the max shift
+        return [(q, k, v), (t(B, nh, T, hs, scale=10.0), t(B, nh, T, hs, scale=10.0), v)]
+    if key == "mlp":
+        return [(t(B, T, C), t(4 * C, C, scale=0.3), t(4 * C), t(C, 4 * C, scale=0.3), t(C))]
+    if key == "lm_loss":
+        return [(t(B, T, V, scale=3.0), rng.integers(0, V, (B, T)))]
+    return None
+
+
+def at_model_shapes(key: str, answer: Any, reference: Any) -> str | None:
+    """None if `answer` gives `reference`'s output and gradients on the part's probes; else what is wrong."""
+    if key == "layer_norm_function":
+        answer, reference = with_affine(answer), with_affine(reference)
+        key = "layer_norm"
+    probes = _probes(key)
+    for inputs in probes or []:
+        try:
+            with np.errstate(all="ignore"):
+                got, got_grads = _run(answer, inputs)
+        # the learner's code may fail in any way at a shape its checker never tried
+        except Exception as error:
+            return f"运行出错：{type(error).__name__}: {' '.join(str(error).split())[:80]}"
+        expected, grads = _run(reference, inputs)
+        if got.shape != expected.shape:
+            return f"输出的形状应为 {expected.shape}，你的是 {got.shape}"
+        for label, a, b in [("输出", got, expected)] + [(f"第 {i} 个输入的梯度", g, e)
+                                                       for i, (g, e) in enumerate(zip(got_grads, grads))]:
+            if not np.all(np.isfinite(a)):
+                return f"{label}里出现了 {a[~np.isfinite(a)][0]}"
+            if not np.allclose(a, b, rtol=RTOL, atol=ATOL):
+                index = np.unravel_index(np.argmax(np.abs(a - b)), a.shape)
+                return f"{label}的第 {tuple(int(i) for i in index)} 个元素应为 {b[index]:.6g}，你的是 {a[index]:.6g}"
+    return None
+
+
+def _run(fn: Callable[..., Any], inputs: tuple[Any, ...]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """fn on fresh copies of the inputs: its output, and the gradients of sum(output * u) for each tensor input."""
+    fresh = tuple(mg.tensor(a.numpy(), requires_grad=True) if isinstance(a, mg.Tensor) else a for a in inputs)
+    y = fn(*fresh)
+    if not isinstance(y, mg.Tensor):
+        raise TypeError(f"应返回 mg.Tensor，你的是 {type(y).__name__}")
+    u = np.random.default_rng(1).standard_normal(y.shape).astype(y.numpy().dtype)
+    (y * mg.tensor(u)).sum().backward()
+    tensors = [a for a in fresh if isinstance(a, mg.Tensor)]
+    return y.numpy(), [np.zeros(a.shape) if a.grad is None else a.grad.numpy() for a in tensors]
+
+
+def with_affine(normalise: type[mg.Function]) -> Callable[..., mg.Tensor]:
+    """y = normalise(x) * weight + bias: exercise 5.5's Function (x̂, and its hand-derived backward), then the affine."""
+    def layer_norm(x: mg.Tensor, weight: mg.Tensor, bias: mg.Tensor, eps: float = 1e-5) -> mg.Tensor:
+        return normalise.apply(x) * weight + bias
+
+    return layer_norm
+
+
+# --------------------------------------------------------------------------------------------------
+# The model: minigpt's names, the learner's parts
+
+
+class Linear(nn.Module):
+    """A Linear's parameters, weight (out, in) and bias (out,); y = x @ weightᵀ + bias (the engine's matmul)."""
+
+    def __init__(self, n_in: int, n_out: int) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(mg.zeros(n_out, n_in))
+        self.bias = nn.Parameter(mg.zeros(n_out))
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        return x @ self.weight.swapaxes(0, 1) + self.bias
+
+
+class Table(nn.Module):
+    """An embedding table's parameter, weight (rows, C)."""
+
+    def __init__(self, rows: int, C: int) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(mg.zeros(rows, C))
+
+
+class Norm(nn.Module):
+    """A LayerNorm's parameters, weight (γ) and bias (β); the normalisation is the learner's (5.5, or 5.2)."""
+
+    def __init__(self, C: int, layer_norm: Callable[..., mg.Tensor]) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(mg.ones(C))
+        self.bias = nn.Parameter(mg.zeros(C))
+        self.layer_norm = layer_norm
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        return self.layer_norm(x, self.weight, self.bias)
+
+
+class Attention(nn.Module):
+    """Multi-head causal self-attention: c_attn, then the learner's heads (5.3) and attention (3.3), then c_proj."""
+
+    def __init__(self, config: GPTConfig, parts: Parts) -> None:
+        super().__init__()
+        self.n_head, self.parts = config.n_head, parts
+        self.c_attn = Linear(config.n_embd, 3 * config.n_embd)
+        self.c_proj = Linear(config.n_embd, config.n_embd)
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        B, T, C = x.shape
+        qkv = self.c_attn(x)  # (B, T, 3C)
+        q, k, v = (self.parts.split_heads(qkv[:, :, i * C:(i + 1) * C], self.n_head) for i in range(3))  # (B, nh, T, hs)
+        y = self.parts.causal_attention(q, k, v)  # (B, nh, T, hs)
+        y = y.swapaxes(1, 2).reshape(B, T, C)  # the heads side by side again
+        return self.c_proj(y)
+
+
+class MLP(nn.Module):
+    def __init__(self, config: GPTConfig, parts: Parts) -> None:
+        super().__init__()
+        self.parts = parts
+        self.c_fc = Linear(config.n_embd, 4 * config.n_embd)
+        self.c_proj = Linear(4 * config.n_embd, config.n_embd)
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        return self.parts.mlp(x, self.c_fc.weight, self.c_fc.bias, self.c_proj.weight, self.c_proj.bias)
+
+
+class Block(nn.Module):
+    def __init__(self, config: GPTConfig, parts: Parts, layer_norm: Callable[..., mg.Tensor]) -> None:
+        super().__init__()
+        self.parts = parts
+        self.ln_1 = Norm(config.n_embd, layer_norm)
+        self.attn = Attention(config, parts)
+        self.ln_2 = Norm(config.n_embd, layer_norm)
+        self.mlp = MLP(config, parts)
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        return self.parts.block(x, self.ln_1, self.attn, self.ln_2, self.mlp)
+
+
+class Transformer(nn.Module):
+    def __init__(self, config: GPTConfig, parts: Parts, layer_norm: Callable[..., mg.Tensor]) -> None:
+        super().__init__()
+        self.wte = Table(config.vocab_size, config.n_embd)
+        self.wpe = Table(config.block_size, config.n_embd)
+        self.h = nn.ModuleList([Block(config, parts, layer_norm) for _ in range(config.n_layer)])
+        self.ln_f = Norm(config.n_embd, layer_norm)
+
+
+class YourGPT(nn.Module):
+    """The learner's GPT: minigpt's parameter names (GPT-2's), the learner's parts; lm_head shares wte's weight."""
+
+    def __init__(self, config: GPTConfig, parts: Parts) -> None:
+        super().__init__()
+        self.config, self.parts = config, parts
+        layer_norm = with_affine(parts.layer_norm_function) if parts.writer["layer_norm_function"] == "你" \
+            or parts.writer["layer_norm"] != "你" else parts.layer_norm
+        self.transformer = Transformer(config, parts, layer_norm)
+        self.lm_head = Table(config.vocab_size, config.n_embd)
+        self.lm_head.weight = self.transformer.wte.weight  # tied, as GPT-2 and minigpt
+
+    def forward(self, idx: Any, targets: Any = None) -> tuple[mg.Tensor, mg.Tensor | None]:
+        idx = np.asarray(idx.numpy() if isinstance(idx, mg.Tensor) else idx)
+        x = self.parts.embed(idx, self.transformer.wte.weight, self.transformer.wpe.weight)  # (B, T, C)
+        for block in self.transformer.h:
+            x = block(x)
+        x = self.transformer.ln_f(x)
+        logits = x @ self.lm_head.weight.swapaxes(0, 1)  # (B, T, V)
+        if targets is None:
+            return logits, None
+        targets = np.asarray(targets.numpy() if isinstance(targets, mg.Tensor) else targets)
+        return logits, self.parts.lm_loss(logits, targets)
+
+
+# --------------------------------------------------------------------------------------------------
+# Training: every step the learner's
+
+
+def train(model: nn.Module, parts: Parts, data: np.ndarray, steps: int, batch_size: int, lr: float, warmup: int,
+          seed: int, on_step: Callable[[int, float], None] | None = None) -> list[float]:
+    """Train `model` for `steps` steps with the learner's batches (6.1), schedule (9.5) and step (9.7, AdamW 9.6,
+    clipping at 1, weight decay 0.1 on the matrices); cosine decay to lr/10 at the last step. The loss of each step."""
+    rng = np.random.default_rng(seed)
+    T = model.config.block_size if hasattr(model, "config") else 64
+    state: dict = {}
+    losses = []
+    for step in range(steps):
+        starts = rng.integers(0, len(data) - T - 1, batch_size)
+        x, y = parts.make_batch(data, starts, T)
+        rate = parts.lr_at(step, lr, warmup, steps, lr / 10)
+        losses.append(float(parts.train_step(model, x, y, state, rate, grad_clip=1.0, weight_decay=0.1)))
+        if on_step is not None:
+            on_step(step, losses[-1])
+    return losses
+
+
+def train_minigpt(model: nn.Module, data: np.ndarray, steps: int, batch_size: int, lr: float, warmup: int,
+                  seed: int) -> list[float]:
+    """The same loop on minigpt's own pieces (its AdamW, clip_grad_norm_, cosine_with_warmup), on the same batches."""
+    rng = np.random.default_rng(seed)
+    T = model.config.block_size
+    decay = [p for p in model.parameters() if p.ndim >= 2]
+    rest = [p for p in model.parameters() if p.ndim < 2]
+    optimizer = mg.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": rest, "weight_decay": 0.0}],
+                               lr=lr, betas=(0.9, 0.99))
+    losses = []
+    for step in range(steps):
+        starts = rng.integers(0, len(data) - T - 1, batch_size)
+        x = np.stack([data[s:s + T] for s in starts])
+        y = np.stack([data[s + 1:s + T + 1] for s in starts])
+        mg.optim.set_lr(optimizer, mg.optim.cosine_with_warmup(step, lr, warmup, steps, lr / 10))
+        # forward
+        _, loss = model(x, y)
+        # backward
+        optimizer.zero_grad()
+        loss.backward()
+        mg.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        # update
+        optimizer.step()
+        losses.append(loss.item())
+    return losses

@@ -75,7 +75,8 @@ class Parts:
         lines = [f"{'练习':<6}{'谁写的':<7}{'检查':<18}用在哪里", "-" * 80]
         for key, number, where in PARTS:
             lines.append(f"{number:<7}{self.writer[key]:<6}{self.status[key]:<16}{where}")
-        lines.append(f"引擎（Tensor、自动求导、矩阵乘法）和零件之间的接线（切开 q、k、v，把头并排放回去）是 minigrad 和本讲的代码。")
+        lines.append("引擎（Tensor、自动求导、矩阵乘法）和零件之间的接线（切开 q、k、v，把头并排放回去）"
+                     "是 minigrad 和本讲的代码。")
         return "\n".join(lines)
 
     def mine(self) -> int:
@@ -262,7 +263,8 @@ class Attention(nn.Module):
     def forward(self, x: mg.Tensor) -> mg.Tensor:
         B, T, C = x.shape
         qkv = self.c_attn(x)  # (B, T, 3C)
-        q, k, v = (self.parts.split_heads(qkv[:, :, i * C:(i + 1) * C], self.n_head) for i in range(3))  # (B, nh, T, hs)
+        q, k, v = (self.parts.split_heads(qkv[:, :, i * C:(i + 1) * C], self.n_head)  # (B, nh, T, hs) each
+                   for i in range(3))
         y = self.parts.causal_attention(q, k, v)  # (B, nh, T, hs)
         y = y.swapaxes(1, 2).reshape(B, T, C)  # the heads side by side again
         return self.c_proj(y)

@@ -1,4 +1,4 @@
-"""The compiled CPU kernels (minigrad/fused/kernels/) against the NumPy ops they implement and against PyTorch.
+"""The compiled CPU kernels (minigrad/kernels/) against the NumPy ops they implement and against PyTorch.
 
 Each row is one op, forward and backward, at the shapes a GPT of the row's size uses it; the three sides run in
 alternating turns (A B C A B C ...) so that a drift in the machine's speed hits all alike, and the medians are
@@ -24,22 +24,22 @@ import statistics
 import time
 from collections.abc import Callable
 
+import numba_attention  # benchmarks/numba_attention.py: the unwired kernel, kept for its measurement
 import numpy as np
 
 from minigrad import optim
 from minigrad.fused.attention import ScaledDotProductAttention
 from minigrad.fused.cross_entropy import CrossEntropy, row_scale
 from minigrad.fused.gelu import GELU
-from minigrad.fused.kernels import (
+from minigrad.fused.layer_norm import LayerNorm
+from minigrad.fused.softmax import Softmax
+from minigrad.kernels import (
     numba_adamw,
-    numba_attention,
     numba_cross_entropy,
     numba_gelu,
     numba_layernorm,
     numba_softmax,
 )
-from minigrad.fused.layer_norm import LayerNorm
-from minigrad.fused.softmax import Softmax
 from minigrad.tensor import Tensor
 
 try:
@@ -145,7 +145,14 @@ def attention_case(rng, B, T, C, nh, **_) -> Case:
 
     def kernel_side():
         y, lse = numba_attention.attention_forward(q, k, v, scale)
-        numba_attention.attention_backward(gy, q, k, v, y, lse, scale)
+        return y, numba_attention.attention_backward(gy, q, k, v, y, lse, scale)
+
+    # The kernel is unwired (slower than the NumPy op's row blocks), so no test holds it to the op: check here.
+    op = ScaledDotProductAttention(is_causal=True, mask=None, scale=None, keep=None)
+    y_kernel, grads_kernel = kernel_side()
+    np.testing.assert_allclose(y_kernel, op.forward(q, k, v), rtol=1e-4, atol=1e-5)
+    for g_kernel, g_op in zip(grads_kernel, op.backward(gy)):
+        np.testing.assert_allclose(g_kernel, g_op, rtol=1e-3, atol=1e-4)
 
     sdpa = lambda tq, tk, tv: torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, is_causal=True)
     return {"numpy": numpy_side, "kernel": kernel_side, "torch": torch_side(sdpa, [q, k, v], gy)}

@@ -39,8 +39,8 @@ import minigrad as mg
 import minigrad.functional as F
 from minigpt import GPT, GPTConfig
 from minigpt.threads import ThreadChooser, candidates
-from minigrad import nn, optim
-from minigrad.fused import kernels
+from minigrad import kernels, nn, optim
+from minigrad.core import backend
 
 try:
     import torch
@@ -283,7 +283,7 @@ def timed(side: Side) -> float:
 
 def synchronize(device: str) -> None:
     if device.startswith("cuda"):
-        mg.backend.backend_for_device(device).xp.cuda.Device().synchronize()
+        backend.backend_for_device(device).xp.cuda.Device().synchronize()
 
 
 def torch_device(device: str) -> str:

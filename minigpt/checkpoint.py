@@ -49,8 +49,9 @@ from minigpt.model import GPT
 from minigpt.schema import CheckpointError
 from minigpt.tokenizer import MAX_JSON_BYTES as MAX_TOKENIZER_BYTES
 from minigpt.tokenizer import CharTokenizer
-from minigrad import optim, serialization
-from minigrad.serialization import fsync_directory
+from minigrad import optim
+from minigrad.tools import serialization
+from minigrad.tools.serialization import fsync_directory
 
 MODEL, OPTIMIZER, TOKENIZER = "model.safetensors", "optimizer.safetensors", "tokenizer.json"
 CONFIG, STATE, METRICS, MANIFEST = "config.json", "state.json", "metrics.jsonl", "manifest.json"

@@ -6,8 +6,8 @@ and `GPT`. Parameter names are GPT-2's (`transformer.h.0.attn.c_attn.weight`, ..
 and from nanoGPT / PyTorch unchanged (see interop.py).
 
 Shapes: B batch, T time (tokens), C channels (n_embd), nh heads, hs head size (C // nh), V vocab.
-The LayerNorms, the heads, the attention and the GELU are called through `parts` (parts.py), so a GPT can be
-built from other functions (the course's capstone builds one from a learner's answers) without editing this file.
+Every piece is a submodule with its GPT-2 name, so a model is changed the PyTorch way, by swapping a module on a
+built GPT (`model.transformer.h[0].ln_1 = nn.Identity()`); the course's capstone builds a learner's GPT so.
 Read next: sampling.py (how `generate` picks each token), then tokenizer.py.
 """
 
@@ -21,8 +21,8 @@ import numpy as np
 import minigrad as mg
 import minigrad.functional as F
 from minigpt.config import GPTConfig
-from minigpt.parts import DEFAULT, Parts, apply_gelu, apply_norm, custom_attention
-from minigrad import backend, nn
+from minigrad import nn
+from minigrad.core import backend
 from minigrad.nn import init
 from minigrad.tensor import Tensor
 
@@ -138,9 +138,9 @@ class CausalSelfAttention(nn.Module):
     (B, nh, T, hs), so all heads run in one batched matmul; `c_proj` mixes the heads' outputs.
     """
 
-    def __init__(self, config: GPTConfig, layer: int, rotary: Rotary | None = None, parts: Parts = DEFAULT) -> None:
+    def __init__(self, config: GPTConfig, layer: int, rotary: Rotary | None = None) -> None:
         super().__init__()
-        self.n_head, self.n_embd, self.layer, self.parts = config.n_head, config.n_embd, layer, parts
+        self.n_head, self.n_embd, self.layer = config.n_head, config.n_embd, layer
         self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd, bias=config.bias)
         self.c_proj = nn.Linear(config.n_embd, config.n_embd, bias=config.bias)
         self.attn_dropout = config.dropout  # on the attention probabilities, in training mode only
@@ -155,12 +155,9 @@ class CausalSelfAttention(nn.Module):
     def forward(self, x: Tensor, kv_cache: KVCache | None = None) -> Tensor:
         B, T, C = x.shape
         nh, hs = self.n_head, C // self.n_head
-        qkv = self.c_attn(x)  # (B, T, 3C)
-        if self.parts.split_heads is DEFAULT.split_heads:  # the same split for q, k and v at once: one copy
-            qkv = qkv.reshape(B, T, 3, nh, hs).permute(2, 0, 3, 1, 4)  # (3, B, nh, T, hs)
-            q, k, v = qkv[0], qkv[1], qkv[2]  # (B, nh, T, hs) each
-        else:
-            q, k, v = (self.parts.split_heads(qkv[:, :, i * C:(i + 1) * C], nh) for i in range(3))  # (B, nh, T, hs)
+        # q, k and v for every head from one matmul, split into heads together (one copy, not three)
+        qkv = self.c_attn(x).reshape(B, T, 3, nh, hs).permute(2, 0, 3, 1, 4)  # (B, T, 3C) -> (3, B, nh, T, hs)
+        q, k, v = qkv[0], qkv[1], qkv[2]  # (B, nh, T, hs) each
         start = 0 if kv_cache is None else kv_cache.lengths[self.layer]
         if self.rotary is not None:
             q, k = self.rotary(q, start), self.rotary(k, start)
@@ -172,11 +169,8 @@ class CausalSelfAttention(nn.Module):
             # which spares the masked softmax's extra passes (an AMD EPYC: 33 against 79 us a layer, 136 keys).
             mask, is_causal = (kv_cache.causal_mask(self.layer, T) if self.causal and T > 1 else None), False
         dropout_p = self.attn_dropout if self.training else 0.0
-        if self.parts.causal_attention is DEFAULT.causal_attention:
-            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p,
-                                               is_causal=is_causal)  # (B, nh, T, hs)
-        else:
-            y = custom_attention(self.parts, q, k, v, kv_cache is not None, dropout_p, self.causal)  # (B, nh, T, hs)
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p,
+                                           is_causal=is_causal)  # (B, nh, T, hs)
         if self.keep_attention:
             self.attention = F.attention_probs(q, k, attn_mask=mask, is_causal=is_causal)  # (B, nh, T, start + T)
         y = y.transpose(1, 2).reshape(B, T, C)  # (B, T, nh, hs) -> (B, T, C): heads side by side
@@ -186,20 +180,19 @@ class CausalSelfAttention(nn.Module):
 class MLP(nn.Module):
     """Position-wise feed-forward network: expand 4x, GELU, project back.
 
-    The GELU (parts.gelu) is the exact x * Phi(x) (`nn.GELU()`), as in nanoGPT, so that nanoGPT's weights give nanoGPT's
+    The GELU is the exact x * Phi(x) (`nn.GELU()`), as in nanoGPT, so that nanoGPT's weights give nanoGPT's
     logits (GPT-2 itself used the tanh approximation, `nn.GELU(approximate="tanh")`).
     """
 
-    def __init__(self, config: GPTConfig, parts: Parts = DEFAULT) -> None:
+    def __init__(self, config: GPTConfig) -> None:
         super().__init__()
-        self.parts = parts
         self.c_fc = nn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
         self.gelu = nn.GELU()
         self.c_proj = nn.Linear(4 * config.n_embd, config.n_embd, bias=config.bias)
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, x: Tensor) -> Tensor:
-        return self.dropout(self.c_proj(apply_gelu(self.parts, self.gelu, self.c_fc(x))))  # (B, T, 4C) inside
+        return self.dropout(self.c_proj(self.gelu(self.c_fc(x))))  # (B, T, 4C) inside
 
 
 class Block(nn.Module):
@@ -211,29 +204,30 @@ class Block(nn.Module):
     without learning-rate warmup tricks; post-LN normalises that path in every block.
     """
 
-    def __init__(self, config: GPTConfig, layer: int, rotary: Rotary | None = None, parts: Parts = DEFAULT) -> None:
+    def __init__(self, config: GPTConfig, layer: int, rotary: Rotary | None = None) -> None:
         super().__init__()
-        self.pre_norm, self.parts = config.norm_position == "pre", parts
+        self.pre_norm = config.norm_position == "pre"
         self.ln_1 = nn.LayerNorm(config.n_embd, bias=config.bias)
-        self.attn = CausalSelfAttention(config, layer, rotary, parts)
+        self.attn = CausalSelfAttention(config, layer, rotary)
         self.ln_2 = nn.LayerNorm(config.n_embd, bias=config.bias)
-        self.mlp = MLP(config, parts)
+        self.mlp = MLP(config)
 
     def forward(self, x: Tensor, kv_cache: KVCache | None = None) -> Tensor:
         if self.pre_norm:
-            x = x + self.attn(apply_norm(self.parts, self.ln_1, x), kv_cache)
-            return x + self.mlp(apply_norm(self.parts, self.ln_2, x))
-        x = apply_norm(self.parts, self.ln_1, x + self.attn(x, kv_cache))
-        return apply_norm(self.parts, self.ln_2, x + self.mlp(x))
+            x = x + self.attn(self.ln_1(x), kv_cache)
+            x = x + self.mlp(self.ln_2(x))
+        else:
+            x = self.ln_1(x + self.attn(x, kv_cache))
+            x = self.ln_2(x + self.mlp(x))
+        return x
 
 
 class GPT(nn.Module):
     """The language model: token ids (B, T) -> next-token logits (B, T, V) and, given targets, the loss."""
 
-    def __init__(self, config: GPTConfig, parts: Parts | None = None) -> None:
+    def __init__(self, config: GPTConfig) -> None:
         super().__init__()
-        # parts (parts.py): the functions the blocks call; None is minigpt's own fused ops.
-        self.config, self.parts = config, DEFAULT if parts is None else parts
+        self.config = config
         pos = config.pos_encoding
         # A rotary module has no parameters; one instance (one set of tables) is shared by every layer.
         rotary = Rotary(config.head_size, config.block_size) if pos == "rope" else None
@@ -243,7 +237,7 @@ class GPT(nn.Module):
         if pos == "learned":
             self.transformer.wpe = nn.Embedding(config.block_size, config.n_embd)
         self.transformer.drop = nn.Dropout(config.dropout)
-        self.transformer.h = nn.ModuleList(Block(config, i, rotary, self.parts) for i in range(config.n_layer))
+        self.transformer.h = nn.ModuleList(Block(config, i, rotary) for i in range(config.n_layer))
         # Post-LN blocks already end in a LayerNorm, so only pre-LN needs a final one (as in GPT-2).
         if config.norm_position == "pre":
             self.transformer.ln_f = nn.LayerNorm(config.n_embd, bias=config.bias)
@@ -320,7 +314,7 @@ class GPT(nn.Module):
         for block in self.transformer.h:
             x = block(x, kv_cache)
         if self.config.norm_position == "pre":
-            x = apply_norm(self.parts, self.transformer.ln_f, x)
+            x = self.transformer.ln_f(x)
         return x
 
     @mg.no_grad()
@@ -360,8 +354,7 @@ class GPT(nn.Module):
         window slides and drops its oldest token; every cached key was then computed at another position and,
         from the second layer on, with that dropped token in view - for any positional encoding, RoPE
         included. No cached value stays exact, so past block_size each step rebuilds the cache from the
-        cropped window, which is the same work as recomputing. A model with a custom causal_attention part
-        (parts.py) always recomputes.
+        cropped window, which is the same work as recomputing.
         """
         from minigpt.sampling import next_token
 
@@ -373,7 +366,6 @@ class GPT(nn.Module):
             raise ValueError(f"generate: idx must be a non-empty (B, T) array of integer ids, got "
                              f"shape {ids.shape} and dtype {ids.dtype}")
         ids = ids.astype(np.int64)
-        use_cache = use_cache and self.parts.causal_attention is DEFAULT.causal_attention  # a custom one: no cache
         block_size = self.config.block_size
         kv_cache = None
         for _ in range(max_new_tokens):

@@ -22,6 +22,7 @@ from minigpt.config import GPTConfig, TrainConfig
 from minigpt.data import Dataset
 from minigpt.errors import ConfigError, TrainingError
 from minigpt.progress import write
+from minigrad.core import backend
 
 # What may differ between a run and its resumption: nothing else, or the result would not be the same run.
 RESUMABLE_CHANGES = ("out_dir", "eval_interval", "eval_iters", "log_interval", "resume", "overwrite", "data", "threads",
@@ -31,7 +32,7 @@ RESUMABLE_CHANGES = ("out_dir", "eval_interval", "eval_iters", "log_interval", "
 def check_device(device: str) -> str:
     """The canonical device name, or a ConfigError saying what to install."""
     try:
-        device = mg.backend.canonical_device(device)
+        device = backend.canonical_device(device)
     except ValueError as error:
         raise ConfigError(f"--device: {error}") from None
     if device.startswith("cuda") and not mg.cuda.is_available():

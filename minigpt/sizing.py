@@ -114,7 +114,7 @@ def _cgroup_available() -> int | None:
 
 def _free_gpu_memory(device: str) -> int | None:
     """The GPU's free memory, asked through minigrad's backend (the one module that imports CuPy)."""
-    from minigrad import backend
+    from minigrad.core import backend
 
     try:
         xp = backend.backend_for_device(device).xp

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.serialization import read_bytes
+from minigrad.tools.serialization import read_bytes
 
 MAX_JSON_BYTES = 2**24  # every Unicode character, as JSON, is under 16 MiB
 

@@ -5,28 +5,25 @@
     (x * x).sum().backward()
     x.grad  # tensor([2., 4., 6.])
 
-Three layers, each a folder, and the engine that runs them. Reading order:
-1. The engine: tensor/ (Tensor, the first class; tensor/tensor.py), function.py (Function, one op), autograd.py
-   (the backward pass in two steps), grad_mode.py (no_grad), higher_order.py (create_graph: backward on tensors).
-2. ops/: the primitives, one class per op with forward and backward side by side (start at ops/elementwise.py).
-3. fused/: the hand-derived ops (softmax, cross-entropy, layer norm, GELU, embedding, dropout, attention), each
-   beside its composed twin (fused/twins.py) and the kernels that implement it faster (fused/kernels/).
-4. Built on them: functional.py (F, the losses included), nn/, optim/, then gradcheck.py, serialization.py, viz/.
-
-What sits at the top level, and why: each file here is either a step of the engine above, or one public name's
-home that nothing in the layers depends on. backend.py is the devices (NumPy, CuPy, the strict stand-in) and
-nothing else; cuda.py is `mg.cuda`, PyTorch's spelling for "is a GPU here?". dtypes.py (type promotion),
-factories.py (mg.zeros, ...), random.py (the seed) and mathops.py (mg.exp, mg.sum, ...: torch.* functions)
-make tensors or name their methods. anomaly.py (mg.detect_anomaly) and gradcheck.py check the engine from
-outside, through its one hook. runtime/ holds the process-wide speed settings (threads, host memory): they
-change how fast, never what, so they stay apart from the math. testing/ and viz/ serve tests and drawings.
+The package in bands, each a folder with a line budget (tests/test_code_size.py). Read the core path, in order:
+1. tensor/tensor.py: Tensor, an array that remembers how it was computed;
+2. core/function.py: Function, one op, forward and backward side by side, and `apply` (define-by-run);
+3. core/autograd.py: the backward walk in two steps (order the graph; apply the chain rule);
+4. ops/elementwise.py, then the other primitives in ops/: one class per op, the derivative in its docstring;
+5. core/higher_order.py: double backward, each op's backward run again on tensors.
+Then, built on it: fused/ (softmax, cross-entropy, layer norm, GELU, attention: derived by hand, each beside its
+composed twin in fused/twins.py), functional.py (F), nn/, optim/, viz/ (drawing graphs), distributed/.
+Where to stop: kernels/ (faster second implementations of array steps: BLAS, compiled numba kernels, threads)
+and compat/ (names that exist so PyTorch programs run: torch.* aliases, scheduler objects, utils.data, ...)
+teach no backprop. tools/ holds gradcheck, detect_anomaly and save/load; testing/ the hypothesis strategies.
 """
 
-from minigrad import cuda, distributed, mathops, nn, optim, utils, viz
-from minigrad import dtypes as _dtypes
-from minigrad.anomaly import AnomalyError, detect_anomaly
-from minigrad.autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
-from minigrad.dtypes import (
+from minigrad import distributed, nn, optim, utils, viz
+from minigrad.compat import cuda, mathops
+from minigrad.compat.mathops import *  # noqa: F403  (mg.exp, mg.sum, mg.maximum, ...: the torch.* functions)
+from minigrad.core import dtypes as _dtypes
+from minigrad.core.autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
+from minigrad.core.dtypes import (
     double,
     dtype,
     finfo,
@@ -45,6 +42,8 @@ from minigrad.dtypes import (
     short,
     uint8,
 )
+from minigrad.core.function import Function
+from minigrad.core.grad_mode import inference_mode
 from minigrad.factories import (
     arange,
     bernoulli,
@@ -65,15 +64,13 @@ from minigrad.factories import (
     zeros,
     zeros_like,
 )
-from minigrad.function import Function
 from minigrad.functional import cat, concat, stack, where
-from minigrad.grad_mode import inference_mode
-from minigrad.gradcheck import GradcheckError, gradcheck, gradgradcheck
-from minigrad.mathops import *  # noqa: F403  (mg.exp, mg.sum, mg.maximum, ...: the torch.* functions)
+from minigrad.kernels import get_num_threads, keep_freed_host_memory, set_num_threads
 from minigrad.random import Generator, manual_seed
-from minigrad.runtime import get_num_threads, keep_freed_host_memory, set_num_threads
-from minigrad.serialization import CheckpointError, load, load_metadata, save
 from minigrad.tensor import ShapeError, Tensor
+from minigrad.tools.anomaly import AnomalyError, detect_anomaly
+from minigrad.tools.gradcheck import GradcheckError, gradcheck, gradgradcheck
+from minigrad.tools.serialization import CheckpointError, load, load_metadata, save
 
 __all__ = [
     "AnomalyError", "CheckpointError", "Function", "GradcheckError", "ShapeError", "Tensor", "arange", "cat", "concat",
@@ -97,12 +94,12 @@ int = int32  # noqa: A001
 bool = _dtypes.bool_  # noqa: A001
 __version__ = "0.1.0"
 
-# Freed arrays stay in the heap for the next step instead of costing page faults (see runtime/memory.py).
+# Freed arrays stay in the heap for the next step instead of costing page faults (see kernels/memory.py).
 keep_freed_host_memory()
 
 
 def __getattr__(name: str) -> object:
     """A torch name minigrad does not have fails here, in one line saying so and what to use instead."""
-    from minigrad.utils.missing import refuse
+    from minigrad.compat.missing import refuse
 
     raise refuse(__name__, name)

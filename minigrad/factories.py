@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from minigrad import backend, random
-from minigrad.dtypes import check_dtype, get_default_dtype, result_type
+from minigrad import random
+from minigrad.core import backend
+from minigrad.core.dtypes import check_dtype, get_default_dtype, result_type
 from minigrad.tensor import Tensor
 
 

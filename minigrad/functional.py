@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from minigrad import backend, fused, random
-from minigrad.autograd import is_grad_enabled, no_grad
-from minigrad.dtypes import result_type
+from minigrad import fused, random
+from minigrad.core import backend
+from minigrad.core.autograd import is_grad_enabled, no_grad
+from minigrad.core.dtypes import result_type
 from minigrad.ops import activations, elementwise, linalg, shape
 from minigrad.tensor import ShapeError, Tensor, _raw
 
@@ -381,6 +382,6 @@ __all__ = [
 
 def __getattr__(name: str) -> object:
     """A torch name minigrad does not have fails here, in one line saying so and what to use instead."""
-    from minigrad.utils.missing import refuse
+    from minigrad.compat.missing import refuse
 
     raise refuse(__name__, name)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad import backend
+from minigrad.core import backend
 
 _seed: int | None = None
 _host_rng = np.random.default_rng()

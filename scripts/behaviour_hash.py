@@ -92,7 +92,7 @@ def double_backward_fingerprint(dtype: str) -> str:
         "cumprod": (lambda x: x.cumprod(dim=1), (leaf(3, 7, positive=True),)),
     }
     parts = []
-    for name, (fn, inputs) in cases.items():
+    for fn, inputs in cases.values():
         y = fn(*inputs)
         weight = mg.tensor(rng.standard_normal(y.shape), dtype=dtype)
         grads = mg.grad((y * weight).sum(), list(inputs), create_graph=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from minigrad.utils.missing import GAPS, refuse
+from minigrad.compat.missing import GAPS, refuse
 
 TABLE = Path(__file__).resolve().parent.parent / "docs" / "torch_names.md"
 
@@ -48,7 +48,7 @@ ELSEWHERE = {
     "minigrad.Function": "torch.autograd.Function",
     "minigrad.detect_anomaly": "torch.autograd.detect_anomaly",
     "minigrad.grad": "torch.autograd.grad",
-    "minigrad.gradcheck": "torch.autograd.gradcheck",
+    "minigrad.tools.gradcheck": "torch.autograd.gradcheck",
     "minigrad.gradgradcheck": "torch.autograd.gradgradcheck",
 }
 
@@ -139,7 +139,7 @@ def render() -> str:
         f"## Not in minigrad: {sum(len(names) for names in GAPS.values())} names refused with a reason",
         "",
         "These raise AttributeError at the call, in one line saying why and what to use instead",
-        "(minigrad/utils/missing.py); any other missing name points back to this table.",
+        "(minigrad/compat/missing.py); any other missing name points back to this table.",
         "",
         "| PyTorch | why, and what to use instead |",
         "|---|---|",

@@ -22,7 +22,7 @@ import numpy as np
 from hypothesis import HealthCheck, settings
 
 import minigrad as mg
-from minigrad import backend
+from minigrad.core import backend
 
 try:
     import torch

@@ -1,7 +1,7 @@
 """The ablation staircase (tutorials/ablation.py): each variant removes exactly its piece, and nothing else.
 
-And the shipped full-size records (tutorials/records/ablation_*.json, written by scripts/ablation_staircase.py)
-keep their schema.
+And the shipped full-size records (tutorials/records/ablation_*.json, written by
+tutorials/builders/ablation_staircase.py) keep their schema.
 """
 
 from __future__ import annotations
@@ -150,7 +150,7 @@ RECORD_KEYS = {"variant", "name_zh", "recipe", "config", "steps", "tokens", "par
 
 def test_the_shipped_records_have_every_variant_and_their_schema():
     paths = sorted(RECORDS.glob("ablation_*.json"))
-    assert paths, "scripts/ablation_staircase.py writes tutorials/records/ablation_<size>.json"
+    assert paths, "tutorials/builders/ablation_staircase.py writes tutorials/records/ablation_<size>.json"
     for path in paths:
         record = json.loads(path.read_text(encoding="utf-8"))
         variants = record["variants"]

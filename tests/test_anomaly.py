@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad import autograd
-from minigrad.anomaly import AnomalyError
+from minigrad.core import autograd
+from minigrad.tools.anomaly import AnomalyError
 
 
 @pytest.fixture(autouse=True)

@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad import backend
-from minigrad.fused.kernels import blas
-from minigrad.runtime import memory
+from minigrad.core import backend
+from minigrad.kernels import blas, memory
 
 
 def test_device_names_are_canonical():

@@ -1,9 +1,11 @@
-"""The capstone's seam: minigpt's GPT built from other parts (minigpt/parts.py), and tutorials/capstone.py, which
-builds it from a learner's answers.
+"""The capstone: minigpt's GPT with modules swapped in that compute other parts (tutorials/parts.py), and
+tutorials/capstone.py, which takes the parts from a learner's answers.
 
-The default parts leave the GPT exactly as it was; the reference solutions, plugged in, train to the same losses
-as minigpt's own GPT; a wrong answer is refused with the number of its exercise, whether its checker catches it or
-only a GPT's shapes do; and a part that is plugged in is really called (a different valid part changes the output).
+The default parts leave the GPT exactly as it was; minigpt's own functions behind the swapped modules compute the
+same bits; the reference solutions, plugged in, train to the same losses as minigpt's own GPT; a wrong answer is
+refused with the number of its exercise, whether its checker catches it or only a GPT's shapes do; and a part that
+is plugged in is really called (a different valid part changes the output). The swaps keep minigpt's parameter
+names, their order and the state_dict.
 """
 
 from __future__ import annotations
@@ -16,8 +18,7 @@ import pytest
 import minigrad as mg
 import minigrad.functional as F
 from minigpt import GPT, GPTConfig
-from minigpt import parts as default_parts
-from minigpt.parts import Parts
+from tutorials import parts as default_parts
 from tutorials.capstone import (
     PartError,
     batches,
@@ -27,6 +28,7 @@ from tutorials.capstone import (
     train_losses,
     with_derived_backward,
 )
+from tutorials.parts import Parts, gpt_from_parts
 from tutorials.solutions import lecture03, lecture05
 
 CONFIG = GPTConfig(vocab_size=23, block_size=16, n_layer=2, n_head=4, n_embd=32)
@@ -46,7 +48,7 @@ def forward_backward(model: GPT) -> tuple[np.ndarray, dict[str, np.ndarray]]:
 
 
 def same_functions_new_names() -> Parts:
-    """minigpt's own parts behind new function objects: the model takes its custom-part path with the same maths."""
+    """minigpt's own parts behind new function objects: every module is swapped, with the same maths."""
     return Parts(layer_norm=lambda *a: default_parts.layer_norm(*a),
                  split_heads=lambda *a: default_parts.split_heads(*a),
                  causal_attention=lambda *a: default_parts.causal_attention(*a), gelu=lambda x: default_parts.gelu(x))
@@ -56,9 +58,9 @@ def same_functions_new_names() -> Parts:
 def test_default_parts_and_the_seam_leave_outputs_and_gradients_exactly_as_before(overrides):
     config = GPTConfig(**{**CONFIG.to_dict(), **overrides})
     results = []
-    for parts in (None, Parts(), same_functions_new_names()):
+    for build in (GPT, lambda c: gpt_from_parts(c, Parts()), lambda c: gpt_from_parts(c, same_functions_new_names())):
         mg.manual_seed(0)
-        results.append(forward_backward(GPT(config, parts)))
+        results.append(forward_backward(build(config)))
     assert Parts().custom() == [] and same_functions_new_names().custom() == ["layer_norm", "split_heads",
                                                                              "causal_attention", "gelu"]
     (logits, grads), *others = results
@@ -79,7 +81,7 @@ def test_a_different_valid_part_changes_the_output(field, part):
     mg.manual_seed(0)
     plain = GPT(CONFIG)(ids(0))[0].numpy()
     mg.manual_seed(0)
-    swapped = GPT(CONFIG, Parts(**{field: part}))(ids(0))[0].numpy()
+    swapped = gpt_from_parts(CONFIG, Parts(**{field: part}))(ids(0))[0].numpy()
     assert np.abs(plain - swapped).max() > 1e-4
 
 
@@ -87,9 +89,9 @@ def test_the_reference_solutions_train_to_minigpts_losses():
     parts = learner_parts("solutions")
     assert parts.custom() == ["layer_norm", "split_heads", "causal_attention"]
     curves = []
-    for model_parts in (None, parts):
+    for model_parts in (Parts(), parts):
         mg.manual_seed(0)
-        model = GPT(CONFIG, model_parts)
+        model = gpt_from_parts(CONFIG, model_parts)
         curves.append(train_losses(model, batches(ids(2, (2000,)).ravel(), 4, 16, seed=0), steps=5, lr=3e-3))
     own, learners = np.array(curves)
     assert own[-1] < own[0] - 0.01  # it learns: the comparison is not between two flat lines
@@ -99,9 +101,10 @@ def test_the_reference_solutions_train_to_minigpts_losses():
 def test_the_hand_derived_layer_norm_backward_trains_to_minigpts_losses_too():
     parts = learner_parts("solutions", derived_backward=True)
     curves = []
-    for model_parts in (None, parts):
+    for model_parts in (Parts(), parts):
         mg.manual_seed(0)
-        curves.append(train_losses(GPT(CONFIG, model_parts), batches(ids(2, (2000,)).ravel(), 4, 16, seed=0), 5, 3e-3))
+        model = gpt_from_parts(CONFIG, model_parts)
+        curves.append(train_losses(model, batches(ids(2, (2000,)).ravel(), 4, 16, seed=0), 5, 3e-3))
     np.testing.assert_allclose(curves[1], curves[0], rtol=0, atol=LOSS_TOLERANCE)
 
 
@@ -111,7 +114,8 @@ def test_the_derived_backward_is_the_one_that_runs():
     mg.manual_seed(0)
     logits, grads = forward_backward(GPT(CONFIG))
     mg.manual_seed(0)
-    wrong_logits, wrong_grads = forward_backward(GPT(CONFIG, Parts(layer_norm=with_derived_backward(NormOnlyDirect))))
+    wrong = gpt_from_parts(CONFIG, Parts(layer_norm=with_derived_backward(NormOnlyDirect)))
+    wrong_logits, wrong_grads = forward_backward(wrong)
     np.testing.assert_allclose(wrong_logits, logits, rtol=1e-5, atol=1e-6)
     name = "transformer.h.0.attn.c_attn.weight"
     assert np.abs(wrong_grads[name] - grads[name]).max() > 1e-3 * np.abs(grads[name]).max()
@@ -121,12 +125,12 @@ def test_the_reference_solutions_generate_the_same_tokens():
     mg.manual_seed(0)
     own = GPT(CONFIG)
     mg.manual_seed(0)
-    learners = GPT(CONFIG, learner_parts("solutions"))
+    learners = gpt_from_parts(CONFIG, learner_parts("solutions"))
     prompt = ids(3, (2, 5))
     tokens = []
-    for model in (own, learners):
+    for model, use_cache in ((own, True), (learners, False)):  # a part has no KV cache: recompute each step
         mg.manual_seed(7)
-        tokens.append(model.generate(prompt, 20, top_k=5))  # past block_size (16): the window slides
+        tokens.append(model.generate(prompt, 20, top_k=5, use_cache=use_cache))  # past block_size (16): it slides
     assert np.array_equal(*tokens)
 
 
@@ -241,10 +245,11 @@ def test_the_first_call_inside_the_model_is_checked_too():
         return y * 2 if q.shape[-2] > 8 else y
 
     part = checked_once(short_sighted, default_parts.causal_attention, "3.3", "因果注意力")
-    model = GPT(CONFIG, Parts(causal_attention=part))
+    model = gpt_from_parts(CONFIG, Parts(causal_attention=part))
     with pytest.raises(PartError, match=r"^练习 3\.3（因果注意力）通过了检查，可放进 GPT 里不对：在模型第一次前向"):
         model(ids(0))
-    fine = GPT(CONFIG, Parts(causal_attention=checked_once(default_parts.causal_attention, short_sighted, "3.3", "")))
+    fine_part = checked_once(default_parts.causal_attention, short_sighted, "3.3", "")
+    fine = gpt_from_parts(CONFIG, Parts(causal_attention=fine_part))
     fine(ids(0, (3, 4)))  # first call at T = 4: equal; later calls are not checked again
     fine(ids(0))
 
@@ -252,16 +257,17 @@ def test_the_first_call_inside_the_model_is_checked_too():
 def test_a_custom_attention_refuses_the_kv_cache_and_dropout_in_one_line():
     from minigpt.model import KVCache
 
-    model = GPT(CONFIG, Parts(causal_attention=lambda q, k, v: default_parts.causal_attention(q, k, v)))
+    parts = Parts(causal_attention=lambda q, k, v: default_parts.causal_attention(q, k, v))
+    model = gpt_from_parts(CONFIG, parts)
     with mg.no_grad(), pytest.raises(ValueError, match="cannot run with a KV cache"):
         model(ids(0, (1, 4)), kv_cache=KVCache(CONFIG.n_layer, CONFIG.block_size))
     with pytest.raises(ValueError, match="no attention dropout"):
-        GPT(GPTConfig(**{**CONFIG.to_dict(), "dropout": 0.1}), model.parts)(ids(0))
+        gpt_from_parts(GPTConfig(**{**CONFIG.to_dict(), "dropout": 0.1}), parts)(ids(0))
 
 
-def test_the_default_parts_call_the_models_own_modules_so_model_surgery_works_as_in_pytorch():
-    """With the default parts, the LayerNorms and the GELU run as modules: a module swapped in (as a PyTorch user
-    swaps `model.transformer.h[0].ln_1`) is the one that runs, and the op graph keeps their module names."""
+def test_minigpts_blocks_call_their_modules_so_model_surgery_works_as_in_pytorch():
+    """The LayerNorms and the GELU run as modules: a module swapped in (as a PyTorch user swaps
+    `model.transformer.h[0].ln_1`) is the one that runs."""
     calls = []
 
     class Counting(mg.nn.Module):
@@ -281,3 +287,23 @@ def test_the_default_parts_call_the_models_own_modules_so_model_surgery_works_as
     model.transformer.ln_f = Counting(model.transformer.ln_f, "ln_f")
     model(ids(0))
     assert calls == ["ln_1", "gelu", "ln_f"]
+
+
+@pytest.mark.parametrize("norm_position", ["pre", "post"])
+def test_swapped_parts_keep_minigpts_parameters_their_names_and_their_order(norm_position):
+    """Every part swapped: the same Parameter objects under the same names, in the same order (a gradient norm
+    sums over them in that order), so a state_dict moves between minigpt's GPT and the learner's both ways."""
+    config = GPTConfig(**{**CONFIG.to_dict(), "norm_position": norm_position})
+    mg.manual_seed(0)
+    own = GPT(config)
+    mg.manual_seed(0)
+    swapped = gpt_from_parts(config, same_functions_new_names())
+    assert isinstance(swapped.transformer.h[0].ln_1, default_parts.PartLayerNorm)
+    assert isinstance(swapped.transformer.h[0].attn, default_parts.PartAttention)
+    assert isinstance(swapped.transformer.h[0].mlp.gelu, default_parts.PartGELU)
+    assert [n for n, _ in swapped.named_parameters()] == [n for n, _ in own.named_parameters()]
+    assert list(swapped.state_dict()) == list(own.state_dict())
+    for (_, p), (_, q) in zip(swapped.named_parameters(), own.named_parameters()):
+        assert np.array_equal(p.numpy(), q.numpy())
+    own.load_state_dict(swapped.state_dict())
+    swapped.load_state_dict(own.state_dict())

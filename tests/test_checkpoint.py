@@ -18,6 +18,7 @@ from checkpoint_helpers import TEXT, rewrite, snapshot, write_checkpoint
 import minigrad as mg
 from minigpt import checkpoint
 from minigpt.checkpoint import CheckpointError, load_checkpoint, load_model
+from minigrad.tools import serialization
 
 OLD, NEW = 10, 20  # the iterations of the checkpoint in the folder, and of the one being saved
 ROOT = Path(__file__).resolve().parent.parent
@@ -231,7 +232,7 @@ def test_non_finite_weights_are_neither_saved_nor_loaded(tmp_path):
     # A file with a NaN in it (however it got there) is refused by name, also for sampling.
     weights = mg.load(out / checkpoint.MODEL)
     weights["transformer.wpe.weight"].data[3, 1] = np.inf
-    rewrite(out, checkpoint.MODEL, mg.serialization.to_bytes(weights))
+    rewrite(out, checkpoint.MODEL, serialization.to_bytes(weights))
     with pytest.raises(CheckpointError, match=r"model.safetensors: transformer.wpe.weight holds non-finite"):
         load_model(out)
 

@@ -21,6 +21,7 @@ import pytest
 import minigrad as mg
 import minigrad.distributed as dist
 import minigrad.functional as F
+from minigrad.core import backend
 from minigrad.distributed.ddp import make_buckets
 from minigrad.distributed.mpi import MISSING_MPI
 
@@ -231,13 +232,13 @@ def test_ddp_on_the_strict_device_keeps_gradients_on_the_device(one_rank):
     ddp = dist.DistributedDataParallel(model)
     x, _ = worker.global_batch(0)
     ddp(mg.tensor(x, device="strict"), use_extra=False).backward()
-    before = {k: mg.backend.as_numpy(p.grad.data) for k, p in model.named_parameters() if p.grad is not None}
+    before = {k: backend.as_numpy(p.grad.data) for k, p in model.named_parameters() if p.grad is not None}
     ddp.sync_gradients()  # a HostLeakError here would mean a silent copy to the host
     assert model.extra.weight.grad is None, "no rank had a gradient: it stays None, as without DDP"
     for name, p in model.named_parameters():
         if name in before:
             assert type(p.grad.data).__name__ == "StrictArray"
-            np.testing.assert_array_equal(mg.backend.as_numpy(p.grad.data), before[name])  # the mean over 1 rank
+            np.testing.assert_array_equal(backend.as_numpy(p.grad.data), before[name])  # the mean over 1 rank
     assert list(ddp.state_dict()) == ["module." + k for k in model.state_dict()]
 
 

@@ -3,7 +3,7 @@
 `CASES` has one entry per op class in minigrad/ops/: a function that draws (with hypothesis) the op's inputs and
 returns `(fn, arrays)`, fn calling the op. `check_double_backward` then checks that
 1. the gradients that create_graph=True records have the values of the ordinary ones (and their shapes, dtypes,
-   devices): the backward on tensors (minigrad/higher_order.py) computes the same thing;
+   devices): the backward on tensors (minigrad/core/higher_order.py) computes the same thing;
 2. `mg.gradgradcheck` passes: the graph of those gradients has the right derivatives, with respect to the inputs
    (second derivatives) and to the upstream gradient.
 `test_every_op_class_has_a_case` fails for an op class that is not in the table, so a new op must show that it
@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 import minigrad as mg
 import minigrad.functional as F
 from minigrad import fused, ops
-from minigrad.autograd import topological_order
+from minigrad.core.autograd import topological_order
 from minigrad.testing import strategies as S
 
 

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import minigrad as mg
-from minigrad.dtypes import result_type
+from minigrad.core.dtypes import result_type
 from minigrad.testing import strategies as S
 
 DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]

@@ -22,7 +22,7 @@ import minigrad as mg
 from minigpt import checkpoint
 from minigpt.checkpoint import CONFIG, MANIFEST, METRICS, MODEL, OPTIMIZER, STATE, TOKENIZER
 from minigpt.cli import main
-from minigrad.serialization import to_bytes
+from minigrad.tools.serialization import to_bytes
 
 ITER = 2
 

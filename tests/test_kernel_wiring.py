@@ -1,4 +1,4 @@
-"""The compiled kernels behind the public API (minigrad/fused/kernels/select.py): F.gelu, F.layer_norm, F.softmax,
+"""The compiled kernels behind the public API (minigrad/kernels/select.py): F.gelu, F.layer_norm, F.softmax,
 F.log_softmax, F.cross_entropy, Adam(W), F.embedding and causal attention give the NumPy reference's values and
 gradients within float32 rounding with the kernels on; a backward on tensors (create_graph) takes the reference;
 MINIGRAD_KERNELS=numpy and a missing numba give the reference; a tiny GPT trains to the same loss either way.
@@ -18,9 +18,8 @@ from gpt_helpers import tiny
 import minigrad as mg
 import minigrad.functional as F
 from minigpt import GPT
-from minigrad import optim
-from minigrad.fused import kernels
-from minigrad.fused.kernels import select
+from minigrad import kernels, optim
+from minigrad.kernels import select
 
 needs_numba = pytest.mark.skipif(not select.numba_installed(), reason="needs numba: pip install -e '.[fast]'")
 RTOL, ATOL = 2e-5, 2e-6  # float32 rounding (tests/test_kernels.py's), looser for LayerNorm's rstd below
@@ -198,7 +197,7 @@ import json, sys
 import numpy as np
 import minigrad as mg, minigrad.functional as F
 from minigrad import optim
-from minigrad.fused import kernels
+from minigrad import kernels
 x = mg.tensor(np.random.default_rng(0).standard_normal((4, 6)).astype(np.float32), requires_grad=True)
 loss = (F.gelu(x).sum() + F.layer_norm(x, (6,)).sum() + F.softmax(x, dim=-1).sum()
         + F.log_softmax(x, dim=0).sum() + F.cross_entropy(x, np.array([0, 1, 2, 5]))

@@ -1,11 +1,10 @@
-"""Each compiled CPU kernel (minigrad/fused/kernels/numba_*.py) equals the NumPy op it implements, forward and
+"""Each compiled CPU kernel (minigrad/kernels/numba_*.py) equals the NumPy op it implements, forward and
 backward, within float32 rounding: over hypothesis-drawn shapes with -inf masks, fully masked rows, NaN, empty
 and 1-element arrays and strided (non-contiguous) inputs. The NumPy ops are the specification.
 
 Skipped when numba (the optional extra `fast`) is not installed. Read next: test_fused.py.
 """
 
-import math
 import os
 import subprocess
 import sys
@@ -17,14 +16,14 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from minigrad import optim
-from minigrad.fused import kernels
-from minigrad.fused.attention import ScaledDotProductAttention, causal_bias
+from minigrad import kernels, optim
+from minigrad.fused.attention import causal_bias
 from minigrad.fused.cross_entropy import CrossEntropy, reduce_losses, row_scale
 from minigrad.fused.embedding import Embedding
 from minigrad.fused.gelu import GELU
 from minigrad.fused.layer_norm import LayerNorm
-from minigrad.fused.softmax import LogSoftmax, Softmax, stable_softmax
+from minigrad.fused.softmax import LogSoftmax, Softmax
+from minigrad.kernels.softmax_rows import stable_softmax
 from minigrad.tensor import Tensor
 
 numba = pytest.importorskip("numba", reason="the compiled kernels need numba: pip install -e '.[fast]'")
@@ -32,10 +31,9 @@ numba = pytest.importorskip("numba", reason="the compiled kernels need numba: pi
 # NumPy op warns on them as NumPy does: that warning is expected here, not a finding.
 pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
 
-from minigrad.fused.kernels import (  # noqa: E402 (after the skip: these compile only with numba)
+from minigrad.kernels import (  # noqa: E402 (after the skip: these compile only with numba)
     causal_rows,
     numba_adamw,
-    numba_attention,
     numba_cross_entropy,
     numba_embedding,
     numba_gelu,
@@ -43,7 +41,7 @@ from minigrad.fused.kernels import (  # noqa: E402 (after the skip: these compil
     numba_setup,
     numba_softmax,
 )
-from minigrad.fused.kernels.numba_math import exp32  # noqa: E402
+from minigrad.kernels.numba_math import exp32  # noqa: E402
 
 RTOL, ATOL = 2e-5, 2e-6  # float32 rounding: a few ulp of each value, and of values near 0
 
@@ -224,42 +222,8 @@ def qkv(draw):
     return q, k, v
 
 
-@settings(max_examples=20)
-@given(arrays_=qkv())
-def test_causal_attention(arrays_):
-    q, k, v = arrays_
-    scale = 1 / math.sqrt(q.shape[-1])
-    op = ScaledDotProductAttention(is_causal=True, mask=None, scale=None, keep=None)
-    gy = np.random.default_rng(3).standard_normal(q.shape).astype(np.float32)
-    with np.errstate(invalid="ignore"):
-        y_ref = op.forward(q, k, v)
-        grads_ref = op.backward(gy)
-    y, lse = numba_attention.attention_forward(q, k, v, scale)
-    assert lse.shape == q.shape[:-1]
-    assert_close(y, y_ref, "y", atol=1e-5)
-    for name, g, g_ref in zip(["gq", "gk", "gv"], numba_attention.attention_backward(gy, q, k, v, y, lse, scale),
-                              grads_ref):
-        # A NaN query spreads in the whole-matrix op through its masked entries too (P's row is NaN everywhere)
-        # to keys it never sees; the kernel, like the op's own row blocks past T = 32, skips masked keys. So the
-        # kernel's NaN must be a non-empty part of the op's, and the values equal where the op has none.
-        nan, nan_ref = np.isnan(g), np.isnan(g_ref)
-        assert not (nan & ~nan_ref).any() and nan.any() == nan_ref.any(), name
-        assert_close(np.where(nan_ref, 0, g), np.where(nan_ref, 0, g_ref), name, rtol=1e-4, atol=1e-4)
-
-
-def test_lse_is_each_rows_log_sum_exp():
-    rng = np.random.default_rng(4)
-    q, k, v = (rng.standard_normal((1, 1, 70, 4)).astype(np.float32) for _ in range(3))
-    _, lse = numba_attention.attention_forward(q, k, v, 0.5)
-    scores = (q[0, 0].astype(np.float64) @ k[0, 0].T.astype(np.float64)) * 0.5
-    scores[np.triu_indices(70, 1)] = -np.inf
-    top = scores.max(axis=1)
-    np.testing.assert_allclose(lse[0, 0], top + np.log(np.exp(scores - top[:, None]).sum(axis=1)), rtol=1e-5)
-
-
 def test_every_kernel_module_is_ready():
-    for module in (numba_gelu, numba_layernorm, numba_softmax, numba_cross_entropy, numba_adamw, numba_embedding,
-                   numba_attention):
+    for module in (numba_gelu, numba_layernorm, numba_softmax, numba_cross_entropy, numba_adamw, numba_embedding):
         assert module.AVAILABLE and module.ready(), module.__name__
 
 
@@ -280,7 +244,7 @@ def _python(code, env):
 
 def test_first_compile_is_announced_once_then_cached(tmp_path):
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
-    code = "from minigrad.fused.kernels import numba_gelu; print(numba_gelu.ready())"
+    code = "from minigrad.kernels import numba_gelu; print(numba_gelu.ready())"
     first, second = _python(code, env), _python(code, env)
     assert first.stdout.strip() == second.stdout.strip() == "True", first.stderr + second.stderr
     assert first.stderr.count("compiling minigrad's CPU kernels, once") == 1, first.stderr
@@ -290,7 +254,7 @@ def test_first_compile_is_announced_once_then_cached(tmp_path):
 
 def test_without_numba_the_kernels_are_simply_not_ready(tmp_path):
     code = ("import sys; sys.modules['numba'] = None\n"  # an import of numba now fails, as when it is missing
-            "from minigrad.fused.kernels import numba_gelu, numba_setup\n"
+            "from minigrad.kernels import numba_gelu, numba_setup\n"
             "print(numba_setup.AVAILABLE, numba_gelu.ready())")
     result = _python(code, {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)})
     assert result.stdout.strip() == "False False", result.stderr

@@ -1,9 +1,9 @@
 """The run that tests lecture 07 §5's predicted crossing of Kneser-Ney: its command (tutorials/scaling.py), the
-script that scores it (scripts/kneser_ney_run.py), and its shipped record (tutorials/records/kneser_ney_run.json).
+builder that scores it (tutorials/builders/kneser_ney_run.py), and its shipped record
+(tutorials/records/kneser_ney_run.json).
 Read next: test_scaling.py, which checks the prediction this run tests.
 """
 
-import runpy
 from pathlib import Path
 
 import numpy as np
@@ -11,10 +11,10 @@ import pytest
 
 from minigpt.cli import build_parser
 from tutorials import scaling, yardstick
+from tutorials.builders import kneser_ney_run
 from tutorials.yardstick import Score
 
 ROOT = Path(__file__).resolve().parent.parent
-script = runpy.run_path(str(ROOT / "scripts" / "kneser_ney_run.py"))  # its functions, without running main()
 
 
 def predicted_run() -> tuple[float, int, int]:
@@ -40,8 +40,8 @@ def test_the_long_run_command_parses_as_its_flags():
 
 def test_training_seconds_add_the_stretches_of_a_resumed_run():
     evaluations = [{"elapsed_s": s} for s in (0.0, 10.0, 20.0, 0.5, 7.0, 0.2, 3.0)]  # resumed twice
-    assert script["training_seconds"](evaluations) == pytest.approx(20.0 + 7.0 + 3.0)
-    assert script["training_seconds"]([{"elapsed_s": 0.0}, {"elapsed_s": 5.0}]) == 5.0
+    assert kneser_ney_run.training_seconds(evaluations) == pytest.approx(20.0 + 7.0 + 3.0)
+    assert kneser_ney_run.training_seconds([{"elapsed_s": 0.0}, {"elapsed_s": 5.0}]) == 5.0
 
 
 def test_the_script_refuses_a_run_with_other_settings(tmp_path, capsys):
@@ -51,7 +51,7 @@ def test_the_script_refuses_a_run_with_other_settings(tmp_path, capsys):
     flags = scaling.long_run_flags(32, 2)
     config = {flag.replace("-", "_"): value for flag, value in flags.items()}
     train(TrainConfig(out_dir=str(tmp_path / "run"), **{**config, "lr": 1e-3, "eval_iters": 1}))
-    assert script["main"]([str(tmp_path / "run")]) == 1
+    assert kneser_ney_run.main([str(tmp_path / "run")]) == 1
     assert "'lr': (0.001, 0.003)" in capsys.readouterr().err
 
 
@@ -61,8 +61,8 @@ def test_the_script_refuses_an_unfinished_run(tmp_path, capsys, monkeypatch):
 
     config = {flag.replace("-", "_"): value for flag, value in scaling.long_run_flags(32, 2).items()}
     train(TrainConfig(out_dir=str(tmp_path / "run"), **{**config, "eval_iters": 1}))
-    monkeypatch.setitem(script["main"].__globals__, "iteration", lambda run_dir: 1)  # as if stopped at step 1
-    assert script["main"]([str(tmp_path / "run")]) == 1
+    monkeypatch.setattr(kneser_ney_run, "iteration", lambda run_dir: 1)  # as if stopped at step 1
+    assert kneser_ney_run.main([str(tmp_path / "run")]) == 1
     err = capsys.readouterr().err
     assert "stopped at iteration 1 of 2" in err and "--resume" in err
 

@@ -113,7 +113,21 @@ def test_multihead_attention_matches_pytorch(batch_first, mask_kind):
         same(kwargs_m["attn_mask"].grad, kwargs_t["attn_mask"].grad, atol=1e-9)
     _, per_head = ours(xm, xm, xm, average_attn_weights=False, **kwargs_m)
     assert per_head.shape == (B, nh, L, L)
-    assert ours(xm, xm, xm, need_weights=False)[1] is None
+    # need_weights=False takes the other path (one scaled_dot_product_attention, its mask flipped to that
+    # function's convention): the same output and gradients as PyTorch's.
+    for t in (xm, xt, kwargs_m.get("attn_mask"), kwargs_t.get("attn_mask")):
+        if t is not None:
+            t.grad = None
+    ours.zero_grad(), theirs.zero_grad()
+    (ym, none), (yt, _) = ours(xm, xm, xm, need_weights=False, **kwargs_m), theirs(xt, xt, xt, need_weights=False,
+                                                                                   **kwargs_t)
+    assert none is None
+    same(ym, yt)
+    (ym * ym).sum().backward()
+    (yt * yt).sum().backward()
+    same(xm.grad, xt.grad, atol=1e-9)
+    if mask_kind == "float":
+        same(kwargs_m["attn_mask"].grad, kwargs_t["attn_mask"].grad, atol=1e-9)
 
 
 def test_multihead_attention_errors():

@@ -203,7 +203,7 @@ def test_scaled_dot_product_attention(device, kind, data):
 def test_causal_attention_in_row_blocks(device, shape):
     """Past CAUSAL_ROW_BLOCK queries, causal self-attention runs block by block (a short last block, one
     exactly full): the values, finite-difference gradients and PyTorch's, as for every other kind."""
-    from minigrad.fused.kernels.causal_rows import CAUSAL_ROW_BLOCK
+    from minigrad.kernels.causal_rows import CAUSAL_ROW_BLOCK
 
     assert shape[-2] > CAUSAL_ROW_BLOCK
     q, k, v = np.random.default_rng(0).standard_normal((3, *shape))
@@ -216,7 +216,7 @@ def test_causal_attention_in_row_blocks(device, shape):
 def test_attention_with_many_queries_takes_a_transposed_copy(device, kind):
     """From COPY_TRANSPOSE_FROM_ROWS queries up, k^T and v^T are contiguous copies (blas.transposed_right), below
     it views: both give the values, finite-difference gradients and PyTorch's."""
-    from minigrad.fused.kernels.blas import COPY_TRANSPOSE_FROM_ROWS
+    from minigrad.kernels.blas import COPY_TRANSPOSE_FROM_ROWS
 
     rng = np.random.default_rng(1)
     for t_query in (COPY_TRANSPOSE_FROM_ROWS - 1, COPY_TRANSPOSE_FROM_ROWS + 2):
@@ -229,7 +229,7 @@ def test_attention_with_many_queries_takes_a_transposed_copy(device, kind):
 
 def test_causal_attention_in_row_blocks_drops_the_same_probabilities(device, monkeypatch):
     """With dropout, the blocks take their part of the one dropout mask: same outputs and gradients as whole."""
-    from minigrad.fused.kernels import causal_rows
+    from minigrad.kernels import causal_rows
 
     def attention_and_grads():
         mg.manual_seed(3)

@@ -1,4 +1,4 @@
-"""erf (minigrad/ops/special.py), which NumPy lacks: its accuracy against Python's `math.erf`, in units in the
+"""erf (minigrad/kernels/special.py), which NumPy lacks: its accuracy against Python's `math.erf`, in units in the
 last place (ulp) of the true value, on a dense grid of tiny, ordinary and large |x|, in float32 and float64.
 
 Read next: test_ops_reduce.py.
@@ -11,7 +11,7 @@ import pytest
 from helpers import torch
 
 import minigrad as mg
-from minigrad.ops import special
+from minigrad.kernels import special
 
 # float32 is accurate to about its rounding (a correctly rounded result is within 0.5 ulp); float64 to a few
 # ulps, about 1e-15 relative. Measured: float32 1.34 ulp at most, float64 4 ulps.

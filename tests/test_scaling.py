@@ -1,7 +1,8 @@
 """The scaling arithmetic (tutorials/scaling.py) and the shipped scaling records (tutorials/records/scaling.json).
 
 The fit must recover a power law it is given, the crossing must invert it, the FLOPs formula must count what it
-says, and the records that lecture 07 §5 draws must have the schema scripts/scaling_runs.py writes.
+says, and the records that lecture 07 §5 draws must have the schema that tutorials/builders/scaling_runs.py
+writes.
 Read next: test_crossing.py.
 """
 

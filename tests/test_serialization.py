@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad import serialization
-from minigrad.serialization import CheckpointError
+from minigrad.tools import serialization
+from minigrad.tools.serialization import CheckpointError
 
 
 def arrays():

@@ -90,7 +90,7 @@ def test_in_chunks_splits_a_large_elementwise_computation_over_the_threads(resto
 
     import numpy as np
 
-    from minigrad.runtime.threads import BLOCK_SIZE, MIN_PARALLEL_SIZE, in_chunks
+    from minigrad.kernels.threads import BLOCK_SIZE, MIN_PARALLEL_SIZE, in_chunks
 
     seen = []  # (the size of each block the kernel was given, the thread that computed it)
 

@@ -1,12 +1,12 @@
 """A torch name outside minigrad's scope fails at the call, in one line that says so and what to use instead
-(minigrad/utils/missing.py); any other missing name fails as Python's AttributeError, pointing at the table."""
+(minigrad/compat/missing.py); any other missing name fails as Python's AttributeError, pointing at the table."""
 
 import importlib
 
 import pytest
 
 import minigrad as mg
-from minigrad.utils.missing import GAPS
+from minigrad.compat.missing import GAPS
 
 TORCH_MODULE = {"minigrad": "torch", "minigrad.nn": "torch.nn", "minigrad.functional": "torch.nn.functional",
                 "minigrad.optim": "torch.optim"}

@@ -74,7 +74,7 @@ def test_other_objects_are_refused_in_one_line(tmp_path, obj):
 
 
 def test_a_malformed_structure_is_a_checkpoint_error(tmp_path):
-    from minigrad.serialization import CONTAINER_KEY
+    from minigrad.tools.serialization import CONTAINER_KEY
 
     mg.save({"w": mg.ones(1)}, tmp_path / "bad.safetensors", metadata={CONTAINER_KEY: '{"tensor": "9"}'})
     with pytest.raises(mg.CheckpointError, match="malformed"):

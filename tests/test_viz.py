@@ -14,7 +14,8 @@ import pytest
 
 import minigrad as mg
 import minigrad.functional as F
-from minigrad import autograd, nn
+from minigrad import nn
+from minigrad.core import autograd
 
 HAS_DOT = shutil.which("dot") is not None
 needs_dot = pytest.mark.skipif(not HAS_DOT, reason="graphviz's `dot` program is not installed (apt install graphviz)")

@@ -51,7 +51,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
-from minigrad.autograd import sum_to
+from minigrad.core.autograd import sum_to
 
 mg.manual_seed(0)
 rng = np.random.default_rng(0)
@@ -373,7 +373,7 @@ assert twice(BuggyValue) != 25.0  # 覆盖悄悄丢了梯度：答案错了，�
 
 # %% [markdown]
 # 错的版本**不报错**，只是悄悄给出错误的数——这正是它危险的地方。
-# 修复就是 `Value._deposit` 里的那个 `+=`：梯度累加。minigrad 的引擎在 `minigrad/autograd.py` 里做同样的事，
+# 修复就是 `Value._deposit` 里的那个 `+=`：梯度累加。minigrad 的引擎在 `minigrad/core/autograd.py` 里做同样的事，
 # 另外还要小心“别把同一块数组原地加两次”（见那里关于 `owned` 的注释）。
 #
 # ## 4. 换成张量：minigrad
@@ -454,7 +454,7 @@ assert caught is not None and "analytic" in caught
 # 就像 `b = a + a` 里一样，**各份拷贝的梯度要加起来**。所以 `b` 的梯度是输出梯度按行求和。
 #
 # 这件事与具体运算无关（加、乘、除……只要有广播都会发生），所以 minigrad 把它放在引擎里统一做一次：
-# 每个运算的 `backward` 返回“广播后形状”的梯度，引擎再用 `minigrad.autograd.sum_to` 把它求和回输入的形状。
+# 每个运算的 `backward` 返回“广播后形状”的梯度，引擎再用 `minigrad.core.autograd.sum_to` 把它求和回输入的形状。
 #
 # **先猜一猜**：下面 `(Xb + bb).backward(upstream)` 之后，`bb.grad` 的形状是 `(4, 3)` 还是 `(3,)`？
 # 它的第 0 个元素等于什么？
@@ -564,7 +564,7 @@ assert [t.grad.item() for t in (ta, tb, tc, tg)] == [by_hand[k] for k in "abcg"]
 #
 # `mg.grad(y, x, create_graph=True)` 就是这个开关：它返回 $\partial y/\partial x$，而且这个梯度是一个
 # **带着自己计算图的张量**，可以接着求导。（不加 `create_graph` 时，反向传播仍走快速的数组路径，训练不受任何影响；
-# 引擎怎样让每个运算的 `backward` 也能在张量上运行，见 `minigrad/higher_order.py` 开头的说明。）
+# 引擎怎样让每个运算的 `backward` 也能在张量上运行，见 `minigrad/core/higher_order.py` 开头的说明。）
 # `mg.grad(outputs, inputs)` 与 PyTorch 的 `torch.autograd.grad` 相同：梯度作为元组直接返回，不写进 `.grad`；
 # `loss.backward(create_graph=True)` 也可以，只是结果照常累加在各个 `.grad` 里。
 #

@@ -933,7 +933,7 @@ else:       # 位置、残差、LayerNorm、MLP 都稳稳变差；缩放在这�
 # %% [markdown]
 # 下面把配对差画成一级级台阶，从伤得最重的排到最轻的，误差棒是 ±2 个标准误；横轴在 0 附近是线性的、往外是对数的，
 # 否则去掉残差那一级一出来，别的台阶就都看不见了。右边是用
-# `python scripts/ablation_staircase.py` 在更大的模型上、练得更久的结果（随课程附带的记录，不在这里现跑）。
+# `python -m tutorials.builders.ablation_staircase` 在更大的模型上、练得更久的结果（随课程附带的记录，不在这里现跑）。
 
 # %%
 def draw_staircase(ax: plt.Axes, rows: list[tuple[str, float, float]], title: str) -> None:

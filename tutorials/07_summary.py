@@ -89,7 +89,7 @@ TABLE = [
          name="嵌入（embedding）", seen="01 §5", code=["minigrad.nn:Embedding"]),
     dict(lecture=1, problem="参数成千上万，怎么知道每个该往哪调", fix="从损失出发，沿计算图逆序用链式法则",
          name="反向传播（自动求导）", seen="00 §3", code=["minigrad.tensor:Tensor.backward",
-                                                       "minigrad.autograd:topological_order"]),
+                                                       "minigrad.core.autograd:topological_order"]),
     # 第 2 讲：RNN 和注意力的诞生
     dict(lecture=2, problem="前文可以无限长，存不下", fix="把前文压成一张固定大小的摘要，逐字改写着往后传",
          name="RNN（隐藏状态）", seen="02 §1", code=[]),
@@ -241,7 +241,7 @@ else:
 # 这次不再手写训练循环，而是直接运行一条命令行 `minigpt train`（背后是 `minigpt.train.train`）：
 # 读入自带的莎士比亚语料、按 90/10 切分（和尺子的切法一样）、AdamW + 预热 + 余弦退火、梯度裁剪、定期评估并保存检查点。
 # 这条命令的设置（宽度、层数、批大小、学习率、步数）是专门挑过的：在**训练文本里切出的开发集**上比较了几种大小的 GPT
-# （`scripts/scaling_runs.py`，尺子的窗口一个也没看），挑出越过加 β 的 5 元模型最快的一种，
+# （`tutorials/builders/scaling_runs.py`，尺子的窗口一个也没看），挑出越过加 β 的 5 元模型最快的一种，
 # 再让学习率在最后一步退火到十分之一。整套设置在 `tutorials/crossing.py` 里：
 #
 # ```bash
@@ -404,7 +404,7 @@ assert englishness["trained"] < real + (0.5 if QUICK else 0.3)  # ……离真�
 # 用的就是那几讲的代码，再读回它们的记录。
 #
 # 最后一级是 `tutorials/pretrained/shakespeare/` 里的检查点：一个 `minigpt train` 训练出的 GPT，
-# 由 `scripts/train_pretrained.py` 在一台普通的 2 核 CPU 上训练而成（它写下的训练时间和 CPU 型号在下面打印；
+# 由 `tutorials/builders/train_pretrained.py` 在一台普通的 2 核 CPU 上训练而成（它写下的训练时间和 CPU 型号在下面打印；
 # 训练时那台机器同时还在跑别人的任务，空闲的机器会快一些）。它不参与本讲的训练——在 CPU 上训练它要比一堂课长得多——
 # 但和其他模型一样，在尺子上当场打分。它的训练曲线在 `tutorials/pretrained/shakespeare/loss_curve.png`，下面也显示出来。
 #
@@ -722,7 +722,7 @@ assert kn_rung.score.nats - kn_rung.extra["train_nats"] > memory["gpt"] + 0.2  #
 # %% [markdown]
 # ## 5. 规模：GPT 要多少计算，才能越过 Kneser-Ney
 #
-# 梯子的最后几级都是 GPT，只是大小和训练量不同。这一节把“多大、练多久”量成曲线：`scripts/scaling_runs.py`
+# 梯子的最后几级都是 GPT，只是大小和训练量不同。这一节把“多大、练多久”量成曲线：`tutorials/builders/scaling_runs.py`
 # 在一台 2 核 CPU 上（一个 BLAS 线程）训练了几种大小的 GPT，层数和宽度一起变，别的设置全都一样，
 # 训练途中每 100 步记一次验证集损失。它们用的是**训练文本里切出的开发集**：在 `minigpt train` 训练集的前 90% 上训练，
 # 在它的后 10% 上验证；同一段开发集上，Kneser-Ney 也重新挑了阶数、打了分，就是图上的那条横线。
@@ -868,8 +868,9 @@ assert cheapest_flops > 3 * recipe_flops  # 越过 Kneser-Ney 比越过 5 元模
 # ### 预测对不对：那次长训练
 #
 # 预测要被检验过才算数。上面打印的那条长训练命令真的跑过一遍：在一台空闲的 2 核 Intel Xeon 上，两个 BLAS 线程，
-# 装了 `[fast]`，训练循环用了不到一个小时（时间和速度记在记录里，下面打印）。训练完，`scripts/kneser_ney_run.py`
-# 在尺子上给它打分。记录随课程附带：`tutorials/records/kneser_ney_run.json` 存着命令、机器、时间和每次评估，
+# 装了 `[fast]`，训练循环用了不到一个小时（时间和速度记在记录里，下面打印）。
+# 训练完，`tutorials/builders/kneser_ney_run.py` 在尺子上给它打分。
+# 记录随课程附带：`tutorials/records/kneser_ney_run.json` 存着命令、机器、时间和每次评估，
 # `kneser_ney_run.npz` 存着它在尺子上每个字符的损失——有了后者，这里就能在同一批窗口上，
 # 用本讲自己的 Kneser-Ney 重新做一遍逐窗口比较，不必相信记录里写好的差距。
 #

@@ -51,8 +51,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from minigrad.fused.gelu import gelu_and_slope
-from minigrad.fused.kernels import numba_gelu
-from minigrad.runtime.threads import BLOCK_SIZE
+from minigrad.kernels import numba_gelu
+from minigrad.kernels.threads import BLOCK_SIZE
 
 rng = np.random.default_rng(0)
 FUSED = numba_gelu.ready()  # True when numba is installed and the kernel compiled (the first time: ~15 s)
@@ -91,7 +91,7 @@ for n in (2**16, 2**20, 2**22):
 # ## 2. 数一数：精确 GELU 调用了多少次 NumPy
 #
 # `minigrad/fused/gelu.py` 的 `gelu_and_slope` 一次算出 GELU 的值 $x\,\Phi(x)$ 和它的导数
-# $\Phi(x) + x\,\varphi(x)$（反向传播要用）。$\Phi$ 没有现成的 NumPy 函数，`minigrad/ops/special.py` 的
+# $\Phi(x) + x\,\varphi(x)$（反向传播要用）。$\Phi$ 没有现成的 NumPy 函数，`minigrad/kernels/special.py` 的
 # `normal_cdf_and_density` 用一个 `exp` 和一个 8 次多项式拼出来。读代码能数出调用次数：取绝对值、截断、平方、
 # 乘 $-1/2$、`exp`……多项式用秦九韶（Horner）法，每一次都是“乘一遍、加一遍”。
 #
@@ -265,8 +265,8 @@ my_guesses.reveal("cache_speedup", in_cache / BANDWIDTH)
 # - **NumPy，整个数组**：`gelu_and_slope(x)`，36 遍，每一遍都走完整个数组。
 # - **NumPy，分块**：把数组切成 $2^{16}$ 个元素（256 KiB）的小块，每块做完 36 遍再做下一块。还是 36 次调用每块，
 #   一次不少；但一块放得进 L2 缓存，36 遍里只有读 `x` 和写结果要碰内存。`minigrad` 的 `GELU` 运算实际就是这样做的
-#   （`minigrad/runtime/threads.py` 的 `in_chunks`），下面把它写成几行，让你看清它做了什么。
-# - **编译，一遍**：`minigrad/fused/kernels/numba_gelu.py` 把同样的公式写成一个循环，numba 把它编译成机器码：
+#   （`minigrad/kernels/threads.py` 的 `in_chunks`），下面把它写成几行，让你看清它做了什么。
+# - **编译，一遍**：`minigrad/kernels/numba_gelu.py` 把同样的公式写成一个循环，numba 把它编译成机器码：
 #   每个元素读一次 `x`，在寄存器里算完全部 36 步，写出值和导数。这就是 PyTorch 的做法——它的 GELU 是一个 C++ 循环，
 #   不是 36 次调用。
 #
@@ -443,9 +443,9 @@ else:
 # | 问题 | 办法 | 名字 | 在代码里 |
 # |---|---|---|---|
 # | 一行 NumPy 就是把数组读写一遍 | 数出调用次数和字节数 | 遍数、内存带宽 | `Counted`（本讲第 2 节） |
-# | 36 遍都要从内存搬 | 切成放得进缓存的小块 | 分块 | `minigrad/runtime/threads.py: in_chunks` |
-# | 分块还是 36 次调用 | 把整个公式写成一个编译好的循环 | 融合 | `minigrad/fused/kernels/numba_gelu.py` |
-# | 纯 Python 的一遍太慢 | 编译成机器码 | numba、PyTorch 的 C++ 运算 | `minigrad/fused/kernels/numba_setup.py` |
+# | 36 遍都要从内存搬 | 切成放得进缓存的小块 | 分块 | `minigrad/kernels/threads.py: in_chunks` |
+# | 分块还是 36 次调用 | 把整个公式写成一个编译好的循环 | 融合 | `minigrad/kernels/numba_gelu.py` |
+# | 纯 Python 的一遍太慢 | 编译成机器码 | numba、PyTorch 的 C++ 运算 | `minigrad/kernels/numba_setup.py` |
 #
 # `minigrad` 的原则是：NumPy 的写法是规格，是你读的那一份；编译版是同一个运算的第二种实现，测试保证两者一致。
 

@@ -19,7 +19,8 @@
 # 这一讲把它们装进同一个 GPT：**用你自己写的零件**拼出模型，从零训练它，在课程的尺子上打分，
 # 再把它放到梯子上，和第 01 讲数出来的计数模型、随课程附带的 GPT 站在一起。
 #
-# 零件是通过 `minigpt` 的一个小接口装进去的（`minigpt/parts.py` 里的 `Parts`），不用改 `minigpt` 的一行代码。
+# 装法和 PyTorch 里改模型一样：先用 `minigpt` 建好 GPT，再把其中的模块换成用你的函数算的模块
+# （`tutorials/parts.py`），不用改 `minigpt` 的一行代码。
 # 装之前，每个零件都要先过两关：它那道练习的检查器，以及在 GPT 真实形状上和 `minigpt` 自己的零件逐个元素比对。
 # 哪一个没过，报错会直接说出是第几道练习。
 #
@@ -60,13 +61,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
-from minigpt import GPT, GPTConfig
-from minigpt import parts as minigpt_parts
+from minigpt import GPTConfig
 from minigpt.checkpoint import load_model
-from tutorials import ladder, scaling, yardstick
+from tutorials import ladder, parts, scaling, yardstick
 from tutorials.capstone import PART_EXERCISES, PartError, batches, learner_parts, parts_from, train_losses
 from tutorials.exercises import answers, find
 from tutorials.exercises.grading import grade
+from tutorials.parts import gpt_from_parts
 from tutorials.predictions import Predictions
 from tutorials.solutions import lecture03, lecture05
 from tutorials.yardstick import Score
@@ -82,14 +83,29 @@ print(f"词表大小 V = {ys.vocab_size}，尺子上有 {ys.y.size:,} 个要猜�
 # 每个 Block 里的两个 LayerNorm、把通道切成几个头、因果注意力、MLP 里的 GELU，最后一个 LayerNorm 和输出层。
 # 线性层和嵌入只是矩阵乘法和查表；剩下的这几个函数，正是前几讲练习里你亲手写过的。
 #
-# `minigpt/parts.py` 把它们列成一张清单 `Parts`：每一项是一个普通函数，输入输出都是 minigrad 的张量。
-# `GPT(config)` 用的是默认的一套（minigrad 里融合过的、带手推反向传播的快速版本）；`GPT(config, parts)` 换成你给的。
-# 默认的一套和改接口之前的 `minigpt` 逐位相同（`tests/test_capstone.py` 检查输出和梯度都一模一样）。
+# `tutorials/parts.py` 把它们列成一张清单 `Parts`：每一项是一个普通函数，输入输出都是 minigrad 的张量；
+# 默认的一套就是 `minigpt` 自己算的（minigrad 里融合过的、带手推反向传播的快速版本）。
+# `gpt_from_parts(config, parts)` 像 PyTorch 用户改模型那样装零件：先 `GPT(config)` 建好模型，再把换了的零件
+# 装成模块，换到原来的位置上——`block.ln_1`、`block.ln_2` 和 `transformer.ln_f` 换成 `PartLayerNorm`，
+# `block.attn` 换成 `PartAttention`。新模块用的还是原来那几个参数（同一个 weight、bias、`c_attn`、`c_proj`），
+# 所以参数名和 `state_dict` 都不变；零件全是默认的，就是 `minigpt` 的 GPT 本身（`tests/test_capstone.py`
+# 检查输出和梯度都一模一样）。它做的事，写出来就是：
+#
+# ```python
+# model = GPT(config)
+# for block in model.transformer.h:
+#     block.ln_1 = PartLayerNorm(block.ln_1, parts.layer_norm)      # 同一个 weight、bias、eps
+#     block.ln_2 = PartLayerNorm(block.ln_2, parts.layer_norm)
+#     block.attn = PartAttention(block.attn, parts.split_heads, parts.causal_attention)  # 同一个 c_attn、c_proj
+# model.transformer.ln_f = PartLayerNorm(model.transformer.ln_f, parts.layer_norm)
+# ```
+#
+# （`gpt_from_parts` 换模块时还保住了子模块原来的先后次序：参数的次序不变，梯度范数相加的次序也就不变。）
 
 # %%
-for field in dataclasses.fields(minigpt_parts.Parts):
-    default = getattr(minigpt_parts.DEFAULT, field.name)
-    print(f"{field.name:18s} 默认：minigpt.parts.{default.__name__:18s} {default.__doc__.splitlines()[0][:70]}")
+for field in dataclasses.fields(parts.Parts):
+    default = getattr(parts.DEFAULT, field.name)
+    print(f"{field.name:18s} 默认：tutorials.parts.{default.__name__:18s} {default.__doc__.splitlines()[0][:70]}")
 print()
 for name, number, title in PART_EXERCISES:
     print(f"{name:18s} ← 练习 {number}（{title}）")
@@ -108,7 +124,7 @@ print("gelu               ← 没有对应的练习，用 minigpt 自己的")
 
 # %%
 try:
-    parts = learner_parts("answers")
+    my_parts = learner_parts("answers")
     source = "你的答案"
     print("✓ 三个零件都来自你的答案，都通过了检查：下面训练的是你自己的 GPT")
 except PartError as why:
@@ -117,9 +133,9 @@ except PartError as why:
     print("！！ 这一讲改用参考答案（tutorials/solutions/）拼 GPT。写好、通过第 03、05 讲的练习后再运行这一讲，")
     print("！！ 下面的 GPT 就是用你自己的零件拼成的。")
     print("!" * 100)
-    parts = learner_parts("solutions")
+    my_parts = learner_parts("solutions")
     source = "参考答案"
-print(f"零件来自：{source}；和 minigpt 默认不同的零件：{parts.custom()}")
+print(f"零件来自：{source}；和 minigpt 默认不同的零件：{my_parts.custom()}")
 
 # %% [markdown]
 # ## 3. 同一颗种子，同一条曲线
@@ -148,9 +164,9 @@ COMPARE_STEPS = 30 if QUICK else 60
 
 reference_parts = learner_parts("solutions")
 curves = {}
-for name, model_parts in (("minigpt 自己的 GPT", None), ("参考答案拼的 GPT", reference_parts)):
+for name, model_parts in (("minigpt 自己的 GPT", parts.Parts()), ("参考答案拼的 GPT", reference_parts)):
     mg.manual_seed(SEED)
-    model = GPT(SMALL, model_parts)
+    model = gpt_from_parts(SMALL, model_parts)  # 默认的零件一个也不换：就是 GPT(SMALL)
     curves[name] = np.array(train_losses(model, batches(ys.train, 12, SMALL.block_size, seed=0), COMPARE_STEPS, LR,
                                          warmup=10))
 own, mine = curves.values()
@@ -192,8 +208,9 @@ except PartError as why:
     print(f"！！ 没能用你的答案：{why}\n！！ 这里改用参考答案的 LayerNorm 反向传播（练习 5.5）")
     derived_parts, derived_source = learner_parts("solutions", derived_backward=True), "参考答案"
 mg.manual_seed(SEED)
-derived_curve = np.array(train_losses(GPT(SMALL, derived_parts), batches(ys.train, 12, SMALL.block_size, seed=0),
-                                      COMPARE_STEPS, LR, warmup=10))
+derived_gpt = gpt_from_parts(SMALL, derived_parts)
+derived_curve = np.array(train_losses(derived_gpt, batches(ys.train, 12, SMALL.block_size, seed=0), COMPARE_STEPS, LR,
+                                      warmup=10))
 print(f"LayerNorm 的反向传播用{derived_source}（练习 5.5）：和 minigpt 的曲线每一步之差最大 "
       f"{np.abs(derived_curve - own).max():.2e} 纳特")
 assert np.abs(derived_curve - own).max() <= TOLERANCE, "手推的反向传播应当训练出同一条曲线"
@@ -248,9 +265,9 @@ assert grade(find("5.2"), layer_norm_on_axis_1).passed  # 它确实骗过了检�
 
 # %%
 mg.manual_seed(SEED)
-masked = GPT(SMALL, reference_parts)
+masked = gpt_from_parts(SMALL, reference_parts)
 mg.manual_seed(SEED)
-unmasked = GPT(SMALL, dataclasses.replace(reference_parts, causal_attention=attention_without_mask))
+unmasked = gpt_from_parts(SMALL, dataclasses.replace(reference_parts, causal_attention=attention_without_mask))
 window = ys.x[:1].copy()
 changed = window.copy()
 changed[0, 40] = (changed[0, 40] + 1) % ys.vocab_size  # 只改第 40 个字符
@@ -277,7 +294,7 @@ my_guesses.guess("my_gpt_nats", 2.0, "你的 GPT 在尺子上（纳特/字符）
 # %%
 STEPS, BATCH = (300, 12) if QUICK else (2000, 16)
 mg.manual_seed(SEED)
-my_gpt = GPT(SMALL, parts)
+my_gpt = gpt_from_parts(SMALL, my_parts)
 start = time.perf_counter()
 train_curve = train_losses(my_gpt, batches(ys.train, BATCH, SMALL.block_size, seed=1), STEPS, LR, warmup=50)
 my_seconds = time.perf_counter() - start
@@ -394,7 +411,7 @@ assert len(text) > 100
 # ## 小结
 #
 # - 一个 GPT 里“算东西”的函数只有几个：LayerNorm、切头、因果注意力、GELU。你写过其中三个；
-#   通过 `minigpt.parts.Parts`，它们可以原封不动地装进 `minigpt` 的 GPT。
+#   先建好 `minigpt` 的 GPT，再像 PyTorch 里那样换上用它们算的模块（`tutorials/parts.py`），就装进去了。
 # - 用参考答案拼的 GPT 和 `minigpt` 的 GPT 每一步损失之差在 float32 的舍入之内：它们是同一个模型。
 # - 错的零件有两种：检查器认得出的，和只在 GPT 的形状上才露馅的。两关都过了才装进去，报错点名是哪道练习。
 # - 你的 GPT 上了梯子：比看一个字符的计数模型好，还没赢过把训练文本记得更多的计数模型；要赢，靠的是规模。

@@ -18,7 +18,7 @@ two thirds of a block's matmul FLOPs; the records say how many FLOPs each varian
 
 Each trained variant is scored on the course's yardstick (yardstick.py) and compared with the full model
 window by window (`Score.gap`): the paired gap and its standard error.
-Read next: scripts/ablation_staircase.py, which trains the full-size staircase and writes its records.
+Read next: tutorials/builders/ablation_staircase.py, which trains the full-size staircase and writes its records.
 """
 
 from __future__ import annotations
@@ -33,8 +33,7 @@ import minigrad as mg
 from minigpt import GPT, GPTConfig
 from minigpt.data import get_batch
 from minigpt.model import Block, KVCache
-from minigrad import nn, optim
-from minigrad.tensor import Tensor
+from minigrad import Tensor, nn, optim
 from tutorials.yardstick import Score, Yardstick
 
 VARIANTS = ("full", "no_positions", "no_scale", "one_head", "no_residual", "no_layernorm", "no_mlp")

@@ -1,7 +1,8 @@
-"""The capstone's machinery: a GPT built from the learner's own answers, through minigpt's seam (minigpt/parts.py).
+"""The capstone's machinery: a GPT built from the learner's own answers (the parts of parts.py).
 
 `learner_parts("answers")` takes three functions from the learner's exercise files (or, with "solutions", from the
-reference solutions) and returns a `minigpt.parts.Parts` for `GPT(config, parts)`:
+reference solutions) and returns a `Parts` (parts.py) for `gpt_from_parts(config, parts)`, which builds minigpt's
+GPT and swaps the learner's parts in as modules:
 
     causal_attention   exercise 3.3 (tutorials/exercises/lecture03.py)
     layer_norm         exercise 5.2 (tutorials/exercises/lecture05.py)
@@ -33,10 +34,10 @@ import numpy as np
 
 import minigrad as mg
 from minigpt import GPT
-from minigpt import parts as default_parts
-from minigpt.parts import Parts
+from tutorials import parts as default_parts
 from tutorials.exercises import answers, find
 from tutorials.exercises.grading import grade
+from tutorials.parts import Parts
 
 # (the field of Parts, the exercise that writes it, what the learner calls it)
 PART_EXERCISES = (

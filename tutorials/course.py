@@ -1,4 +1,4 @@
-"""The set-up every lecture shares: threads, quick mode, the figures folder, matplotlib, a CJK font.
+"""The set-up every lecture shares: threads, quick mode, the figures folder, matplotlib, the course's CJK font.
 
 Each lecture begins with
 
@@ -48,9 +48,27 @@ FIGURES = Path("figures")  # in the current directory, never inside the reposito
 FIGURES.mkdir(exist_ok=True)
 T_START = time.time()
 
-# Chinese labels need a CJK font (Debian/Ubuntu: `apt-get install fonts-noto-cjk`); without one, `label`
-# falls back to English rather than drawing empty boxes.
-CJK = mg.viz.use_cjk_font()
+# Chinese labels need a CJK font. The course ships one (tutorials/fonts/: a subset of Noto Sans CJK SC holding
+# every character the course draws, rebuilt by tutorials/fonts/make_subset.py), so every machine has it; only if
+# that file were missing would `label` fall back to English rather than draw empty boxes.
+FONT = Path(__file__).resolve().parent / "fonts" / "NotoSansCJKsc-Course.otf"
+
+
+def use_course_font() -> bool:
+    """Register the course's CJK font with matplotlib and make it the one for Chinese text; False without it.
+
+    Its family name is Noto Sans CJK SC, the first of the fonts minigrad.viz looks for, so the lectures' own
+    plots and minigrad.viz's plots both draw with it (or with a full Noto Sans CJK SC installed on the machine).
+    """
+    from matplotlib import font_manager
+
+    if FONT.exists():
+        font_manager.fontManager.addfont(str(FONT))
+        mg.viz.plots.find_cjk_font.cache_clear()  # it may have looked before the font was registered
+    return mg.viz.use_cjk_font()
+
+
+CJK = use_course_font()
 
 
 def label(zh: str, en: str) -> str:
@@ -78,4 +96,4 @@ def show_figure(fig: Any, name: str, dpi: int = 120, **savefig_options: Any) -> 
     show_image(path)
 
 
-print("quick mode" if QUICK else "full mode", "| CJK font:", "yes" if CJK else "no (labels in English)")
+print(f"{'快速版' if QUICK else '完整版'} | 中文字体：{'有' if CJK else '没有（图中标注改用英文）'}")

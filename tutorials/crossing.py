@@ -2,11 +2,11 @@
 
 Lecture 07 §2 runs it live (full mode) or its first steps (quick mode) and draws the validation loss against
 wall-clock minutes beside the counting models. The settings were chosen on a development split carved from the
-training text (scripts/scaling_runs.py trains on minigpt's training split alone, validating on its last 10%),
+training text (tutorials/builders/scaling_runs.py trains on minigpt's training split alone, validating on its last 10%),
 never on the yardstick's windows, and then confirmed once on the yardstick (tutorials/records/crossing.json):
 
 - width and depth: the size whose development curve passed the add-β 5-gram's development loss soonest in
-  compute, among those scripts/scaling_runs.py measured;
+  compute, among those tutorials/builders/scaling_runs.py measured;
 - the context stays at the yardstick's 64 characters (a GPT with a shorter one cannot score its windows);
 - a large batch and a high learning rate, warmed up briefly and cosine-decayed to a tenth at the last step, which
   buys most of the last stretch of loss in the final few hundred steps;

@@ -1,7 +1,7 @@
 """The machine a shipped record was measured on: every record of a training run names its processor.
 
-The maintainer's scripts (scripts/train_pretrained.py, crossing_run.py, scaling_runs.py, ablation_staircase.py)
-write it beside their wall times, because a time means nothing without the CPU it was taken on.
+The record builders (tutorials/builders/: train_pretrained.py, crossing_run.py, scaling_runs.py,
+ablation_staircase.py) write it beside their wall times, because a time means nothing without the CPU it was taken on.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Scaling curves: training compute, a power law fitted to loss against compute, and where it crosses a target.
 
 Lecture 07 §5 asks how much compute a GPT needs to pass a counting model. The runs that answer it are made by
-scripts/scaling_runs.py and shipped as JSON (tutorials/records/scaling.json); this file holds the arithmetic:
+tutorials/builders/scaling_runs.py and shipped as JSON (tutorials/records/scaling.json); this file holds the arithmetic:
 
 - **Compute.** A training step on one token costs about three forward passes (forward, then backward twice as
   dear), and a forward pass costs two floating-point operations (a multiply and an add) per weight of every
@@ -24,10 +24,10 @@ scripts/scaling_runs.py and shipped as JSON (tutorials/records/scaling.json); th
 - **The crossing.** `crossing` inverts the fit: C = (A / (target - L_inf))^(1/alpha), or None when the fitted
   floor L_inf is not below the target (this size never gets there, however long it trains).
 - **The confirming run.** The prediction names a GPT (its width) and a training length; `long_run_flags` turns
-  them into one `minigpt train` command, run once, far longer than a lecture (scripts/kneser_ney_run.py scores it
-  on the yardstick and writes tutorials/records/kneser_ney_run.json, with every yardstick character's loss beside
-  it in kneser_ney_run.npz, so that lecture 07 compares it window by window with its own Kneser-Ney).
-Read next: scripts/scaling_runs.py, which makes the records, and 07_summary.py §5, which draws them.
+  them into one `minigpt train` command, run once, far longer than a lecture (tutorials/builders/kneser_ney_run.py
+  scores it on the yardstick and writes tutorials/records/kneser_ney_run.json, with every yardstick character's
+  loss beside it in kneser_ney_run.npz, so that lecture 07 compares it window by window with its own Kneser-Ney).
+Read next: tutorials/builders/scaling_runs.py, which makes the records, and 07_summary.py §5, which draws them.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ import numpy as np
 
 RECORDS = Path(__file__).resolve().parent / "records"
 SCALING = RECORDS / "scaling.json"
-LONG_RUN = RECORDS / "kneser_ney_run.json"  # the run that tests the predicted crossing (scripts/kneser_ney_run.py)
+# the run that tests the predicted crossing (scored and written by tutorials/builders/kneser_ney_run.py)
+LONG_RUN = RECORDS / "kneser_ney_run.json"
 LONG_RUN_LOSSES = LONG_RUN.with_suffix(".npz")  # its loss on each of the yardstick's characters
 
 
@@ -173,7 +174,7 @@ def cheapest_crossing(law: JointLaw, target: float, n_layer: int, widths: Any, b
 
 
 def load_records(path: Path = SCALING) -> dict[str, Any]:
-    """The shipped scaling runs (see scripts/scaling_runs.py for the schema)."""
+    """The shipped scaling runs (see tutorials/builders/scaling_runs.py for the schema)."""
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 

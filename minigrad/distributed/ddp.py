@@ -26,8 +26,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from minigrad import backend
-from minigrad.autograd import is_grad_enabled
+from minigrad.core import backend
+from minigrad.core.autograd import is_grad_enabled
 from minigrad.distributed.mpi import ReduceOp
 from minigrad.distributed.process_group import group
 from minigrad.nn import Module

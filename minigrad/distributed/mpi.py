@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad import backend
+from minigrad.core import backend
 
 MISSING_MPI = "minigrad.distributed needs mpi4py and an MPI library: pip install -e '.[mpi]'"
 

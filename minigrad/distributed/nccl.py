@@ -7,7 +7,7 @@ MPI is how they receive it here: the job is launched with `mpiexec`, MPI says ea
 broadcast carries the id. Each rank takes the GPU whose index is its rank among the ranks on the same machine.
 
 CuPy arrays take the NCCL path; NumPy arrays (and the strict stand-in's) take the MPI path, so a caller never
-has to ask which backend it is on. CuPy is reached only through minigrad.backend.
+has to ask which backend it is on. CuPy is reached only through minigrad.core.backend.
 Read next: process_group.py.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad import backend
+from minigrad.core import backend
 from minigrad.distributed.mpi import MpiCommunicator, ReduceOp
 
 UNIQUE_ID_BYTES = 128  # NCCL_UNIQUE_ID_BYTES
@@ -48,7 +48,7 @@ def share_unique_id(mpi: MpiCommunicator, nccl: Any) -> tuple[int, ...]:
 class NcclCommunicator:
     """An NCCL communicator over the same ranks as an MPI one; CuPy arrays go through NCCL, others through MPI.
 
-    `nccl` is CuPy's `cupy.cuda.nccl` (by default loaded through minigrad.backend); `device` is the GPU index,
+    `nccl` is CuPy's `cupy.cuda.nccl` (by default loaded through minigrad.core.backend); `device` is the GPU index,
     by default the local rank. Both are parameters so that the set-up can be read and tested without a GPU.
     """
 

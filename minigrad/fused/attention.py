@@ -15,11 +15,11 @@ import functools
 import math
 from typing import Any
 
-from minigrad.backend import get_array_module
-from minigrad.function import Function
-from minigrad.fused.kernels import causal_rows
-from minigrad.fused.kernels.blas import row_sum, transposed_right
-from minigrad.fused.softmax import stable_softmax
+from minigrad.core.backend import get_array_module
+from minigrad.core.function import Function
+from minigrad.kernels import causal_rows
+from minigrad.kernels.blas import row_sum, transposed_right
+from minigrad.kernels.softmax_rows import stable_softmax
 from minigrad.tensor import ShapeError
 
 

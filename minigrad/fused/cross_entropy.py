@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from minigrad.backend import get_array_module
-from minigrad.function import Function
+from minigrad.core.backend import get_array_module
+from minigrad.core.function import Function
 from minigrad.fused.embedding import check_ids
-from minigrad.fused.kernels.select import compiled
 from minigrad.fused.softmax import stable_log_softmax
+from minigrad.kernels.select import compiled
 from minigrad.tensor import ShapeError, Tensor
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from minigrad.function import Function
+from minigrad.core.function import Function
 
 
 class Dropout(Function):

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from minigrad.backend import get_array_module
-from minigrad.function import Function
-from minigrad.fused.kernels.select import compiled
+from minigrad.core.backend import get_array_module
+from minigrad.core.function import Function
+from minigrad.kernels.select import compiled
 from minigrad.ops.indexing import scatter_add
 
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from minigrad.backend import get_array_module
-from minigrad.function import Function
-from minigrad.fused.kernels.select import compiled
-from minigrad.ops import special
+from minigrad.core.backend import get_array_module
+from minigrad.core.function import Function
+from minigrad.kernels import special
+from minigrad.kernels.select import compiled
+from minigrad.kernels.threads import in_chunks
 from minigrad.ops.activations import require_float
-from minigrad.runtime.threads import in_chunks
 
 
 class GELU(Function):
@@ -26,7 +26,7 @@ class GELU(Function):
     PyTorch's `gelu(x)` (approximate="none") and nanoGPT's MLP. Forward computes the slope dy/dx beside y
     (Phi and phi come out of one pass, special.normal_cdf_and_density) and keeps only the slope: backward is
     then one product, gx = gy * dy/dx. A GPT runs this on every activation of its MLPs, so the work goes in
-    cache-sized blocks, and on very large arrays over the threads (runtime/threads.py, in_chunks). With the
+    cache-sized blocks, and on very large arrays over the threads (../kernels/threads.py, in_chunks). With the
     compiled kernels (kernels/select.py) the same formula runs as one pass instead (kernels/numba_gelu.py).
     twins.gelu composes it from erf.
     """

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from minigrad.backend import get_array_module
-from minigrad.function import Function
-from minigrad.fused.kernels import blas
-from minigrad.fused.kernels.select import compiled
+from minigrad.core.backend import get_array_module
+from minigrad.core.function import Function
+from minigrad.kernels import blas
+from minigrad.kernels.select import compiled
 
 
 class LayerNorm(Function):

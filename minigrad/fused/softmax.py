@@ -2,7 +2,9 @@
 
 Composed from primitives (twins.softmax), softmax is exp, a sum and a division: three nodes, and exp overflows
 for logits past ~88 in float32. Here the row maximum is subtracted first (the value does not change), and the
-backward applies the Jacobian diag(y) - y y^T without forming it. tests/test_fused.py shows both twins agree.
+backward applies the Jacobian diag(y) - y y^T without forming it. The stable forward's row step,
+`stable_softmax`, is shared with attention's row-block kernel, so it sits under both, in
+../kernels/softmax_rows.py. tests/test_fused.py shows both twins agree.
 With the compiled kernels (kernels/select.py) the ops' rows run in two passes each (kernels/numba_softmax.py).
 Read next: cross_entropy.py.
 """
@@ -11,31 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from minigrad.backend import get_array_module
-from minigrad.function import Function
-from minigrad.fused.kernels import blas
-from minigrad.fused.kernels.select import compiled
+from minigrad.core.backend import get_array_module
+from minigrad.core.function import Function
+from minigrad.kernels.select import compiled
+from minigrad.kernels.softmax_rows import stable_softmax
 from minigrad.ops.activations import require_float
-
-
-def stable_softmax(x: Any, axis: int, overwrite: bool = False, safe: bool = False) -> Any:
-    """softmax(x) = exp(x - max(x)) / sum(exp(x - max(x))): the same value, and exp never overflows.
-
-    The three passes run in place on one new array; with `overwrite`, on x itself (no array as large
-    as x is made: attention uses this for its (T, T) scores). With `safe`, a slice that is all -inf
-    (a query masked from every key) gets zeros instead of 0/0 = nan, as PyTorch's attention does.
-    """
-    xp = get_array_module(x)
-    if x.size == 0:  # nothing to normalise (max of an empty axis would raise)
-        return x if overwrite else x.copy()
-    m = x.max(axis=axis, keepdims=True)
-    if safe:
-        m = xp.where(m == -xp.inf, 0, m)
-    e = xp.subtract(x, m, out=x if overwrite else None)
-    xp.exp(e, out=e)
-    total = blas.row_sum(e) if axis in (-1, e.ndim - 1) else e.sum(axis=axis, keepdims=True)
-    e /= xp.where(total == 0, 1, total) if safe else total
-    return e
 
 
 def stable_log_softmax(x: Any, axis: int) -> Any:

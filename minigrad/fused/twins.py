@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.backend import get_array_module
+from minigrad.core.backend import get_array_module
 from minigrad.factories import arange, tensor
 from minigrad.fused.attention import causal_bias
 from minigrad.tensor import Tensor, _raw

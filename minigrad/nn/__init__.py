@@ -12,13 +12,13 @@ modules; init.py the initialisers; utils.py gradient clipping.
 import sys
 
 import minigrad.functional as functional
+from minigrad.compat.multihead_attention import MultiheadAttention
+from minigrad.compat.rms_norm import RMSNorm
 from minigrad.nn import init, utils
 from minigrad.nn.activations import ELU, GELU, LeakyReLU, ReLU, Sigmoid, SiLU, Softplus, Tanh
-from minigrad.nn.attention import MultiheadAttention
 from minigrad.nn.layers import Dropout, Embedding, LayerNorm, Linear, ModuleList, Sequential
 from minigrad.nn.losses import CrossEntropyLoss, MSELoss
 from minigrad.nn.module import Module, Parameter
-from minigrad.nn.norms import RMSNorm
 from minigrad.nn.structure import Flatten, Identity, LogSoftmax, ModuleDict, Softmax, Unflatten
 
 # Registered under its second name, so that `import minigrad.nn.functional` finds the same module object (as
@@ -35,6 +35,6 @@ __all__ = [
 
 def __getattr__(name: str) -> object:
     """A torch name minigrad does not have fails here, in one line saying so and what to use instead."""
-    from minigrad.utils.missing import refuse
+    from minigrad.compat.missing import refuse
 
     raise refuse(__name__, name)

@@ -13,7 +13,8 @@ import math
 
 import numpy as np
 
-from minigrad import backend, random
+from minigrad import random
+from minigrad.core import backend
 from minigrad.random import Generator
 from minigrad.tensor import Tensor
 

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from minigrad import autograd, backend
+from minigrad.core import autograd, backend
 from minigrad.tensor import Tensor, _is_backend_array
 
 

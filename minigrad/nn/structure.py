@@ -3,7 +3,7 @@ modules `Softmax` and `LogSoftmax`, as in `torch.nn`.
 
     self.transformer = nn.ModuleDict(dict(wte=nn.Embedding(V, C), h=nn.ModuleList([Block() for _ in range(L)])))
 
-Read next: attention.py (MultiheadAttention) and norms.py (RMSNorm).
+Read next: activations.py, the activation modules.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from minigrad.backend import get_array_module
-from minigrad.function import Function
+from minigrad.core.backend import get_array_module
+from minigrad.core.function import Function
 from minigrad.ops.elementwise import to_float
 
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from minigrad.backend import get_array_module
-from minigrad.dtypes import get_default_dtype
-from minigrad.function import Function
-from minigrad.ops import special
+from minigrad.core.backend import get_array_module
+from minigrad.core.dtypes import get_default_dtype
+from minigrad.core.function import Function
+from minigrad.kernels import special
 
 
 class Add(Function):

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from minigrad import backend
-from minigrad.backend import get_array_module
-from minigrad.function import Function
+from minigrad.core import backend
+from minigrad.core.backend import get_array_module
+from minigrad.core.function import Function
 from minigrad.tensor import Tensor
 
 

@@ -9,9 +9,9 @@ Read next: ../fused/ (the hand-derived ops).
 
 from __future__ import annotations
 
-from minigrad.backend import get_array_module
-from minigrad.function import Function
-from minigrad.fused.kernels import blas
+from minigrad.core.backend import get_array_module
+from minigrad.core.function import Function
+from minigrad.kernels import blas
 from minigrad.tensor import ShapeError
 
 

@@ -17,8 +17,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from minigrad.backend import get_array_module
-from minigrad.function import Function
+from minigrad.core.backend import get_array_module
+from minigrad.core.function import Function
 from minigrad.ops.elementwise import pytorch_sign, to_float
 from minigrad.ops.shape import Concat
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from minigrad.backend import get_array_module
-from minigrad.function import Function
+from minigrad.core.backend import get_array_module
+from minigrad.core.function import Function
 from minigrad.ops.indexing import scatter_add
 
 

@@ -24,6 +24,6 @@ __all__ = [
 
 def __getattr__(name: str) -> object:
     """A torch name minigrad does not have fails here, in one line saying so and what to use instead."""
-    from minigrad.utils.missing import refuse
+    from minigrad.compat.missing import refuse
 
     raise refuse(__name__, name)

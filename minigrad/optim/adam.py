@@ -12,8 +12,8 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from minigrad import backend
-from minigrad.fused.kernels.select import compiled
+from minigrad.core import backend
+from minigrad.kernels.select import compiled
 from minigrad.optim.optimizer import Optimizer
 
 
@@ -42,7 +42,7 @@ class Adam(Optimizer):
 
         m and v start at zero, so early on they underestimate; dividing by 1 - beta**t (the bias
         correction) undoes that. Everything happens in place on the device, with one scratch array
-        (adam_update); with the compiled kernels (minigrad/fused/kernels/select.py), in one pass per parameter
+        (adam_update); with the compiled kernels (minigrad/kernels/select.py), in one pass per parameter
         (numba_adamw.py).
         """
         for group in self.param_groups:
@@ -59,7 +59,7 @@ class Adam(Optimizer):
                                              "exp_avg_sq": xp.zeros_like(p.data)}
                 state["step"] += 1
                 m, v = state["exp_avg"], state["exp_avg_sq"]
-                fast = compiled("adamw", p.data, g, m, v)  # fused/kernels/numba_adamw.py, or None: the NumPy code
+                fast = compiled("adamw", p.data, g, m, v)  # kernels/numba_adamw.py, or None: the NumPy code
                 if fast and not all(a.flags.c_contiguous for a in (p.data, m, v)):
                     fast = None  # the kernel updates p, m and v in place: each must be one C-ordered block
                 (fast.adam_step if fast else adam_update)(p.data, g, m, v, lr, beta1, beta2, eps, weight_decay,

@@ -12,7 +12,7 @@ groups' hyperparameters go into the metadata as JSON.
     metadata = mg.load_metadata("out/optimizer.safetensors")
     optimizer.load_state_dict(optim.unflatten_state_dict(tensors, metadata))
 
-Read next: ../serialization.py (`mg.save` / `mg.load`), which writes the file.
+Read next: ../tools/serialization.py (`mg.save` / `mg.load`), which writes the file.
 """
 
 from __future__ import annotations

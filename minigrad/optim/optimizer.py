@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad import backend
+from minigrad.core import backend
 from minigrad.tensor import Tensor
 
 

@@ -10,10 +10,10 @@ Reading order:
 7. xp.py: NumPy's names on tensors, for an op's backward run on tensors (create_graph, higher_order.py).
 
 `from minigrad.tensor import Tensor` is the one import the rest of the engine needs.
-Read next: function.py (Function, one op), then autograd.py (the backward pass).
+Read next: ../core/function.py (Function, one op), then ../core/autograd.py (the backward pass).
 """
 
-from minigrad import backend
+from minigrad.core import backend
 from minigrad.tensor.tensor import FLOAT_DTYPES, ShapeError, Tensor, _is_backend_array, _raw
 
 __all__ = ["FLOAT_DTYPES", "ShapeError", "Tensor", "_is_backend_array", "_raw"]

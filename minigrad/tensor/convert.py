@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import minigrad
-from minigrad import backend
-from minigrad.dtypes import check_dtype
+from minigrad.core import backend
+from minigrad.core.dtypes import check_dtype
 
 if TYPE_CHECKING:
     from minigrad.tensor.tensor import Tensor

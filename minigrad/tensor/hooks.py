@@ -4,7 +4,7 @@ during backward, which may return a replacement) and `retain_grad` (keep a non-l
 The engine's one seat for them is in autograd.py's walk: when a tensor's gradient is complete, before it goes
 on to the op that made the tensor (or into a leaf's `.grad`), the tensor's hooks run, in the order they were
 registered, each on what the one before returned. A tensor without hooks costs one attribute test.
-Read next: ../autograd.py.
+Read next: ../core/autograd.py.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import minigrad
-from minigrad import backend
+from minigrad.core import backend
 
 
 class RemovableHandle:

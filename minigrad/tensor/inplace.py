@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 import minigrad
-from minigrad import autograd, backend
-from minigrad.dtypes import category
+from minigrad.core import autograd, backend
+from minigrad.core.dtypes import category
 from minigrad.tensor import versions
 
 LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."

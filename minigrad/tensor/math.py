@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import minigrad
-from minigrad import backend
-from minigrad.dtypes import result_type
+from minigrad.core import backend
+from minigrad.core.dtypes import result_type
 
 if TYPE_CHECKING:
     from minigrad.tensor import Tensor

@@ -346,7 +346,7 @@ def _scatter_source(x: Any, src: Any, index: Any, op: str) -> Any:
 def _sorted_indices(x: Any, dim: int, descending: bool) -> Any:
     """The stable sorting order along dim. Descending: the ascending order of the reversed array, reversed
     (so equal elements keep their order, and NaN, last when ascending, comes first), mapped back."""
-    xp = minigrad.backend.get_array_module(x)
+    xp = minigrad.core.backend.get_array_module(x)
     if not descending:
         return xp.argsort(x, axis=dim, kind="stable")
     n = x.shape[dim]

@@ -15,7 +15,7 @@ The class is written in six files of this package, one job each; the other five 
 - shape.py (`ShapeMethods`): reshape, permute, transpose, squeeze, expand, split, gather, ...;
 - hooks.py (`HookMethods`): register_hook and retain_grad.
 
-Read next: function.py (Function, one op), then autograd.py (the backward pass).
+Read next: ../core/function.py (Function, one op), then ../core/autograd.py (the backward pass).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import minigrad
-from minigrad import autograd, backend
-from minigrad.dtypes import FLOAT_DTYPES, check_dtype, get_default_dtype, is_number, result_type
+from minigrad.core import autograd, backend
+from minigrad.core.dtypes import FLOAT_DTYPES, check_dtype, get_default_dtype, is_number, result_type
 from minigrad.tensor.convert import ConversionMethods, seed_gradient
 from minigrad.tensor.hooks import HookMethods
 from minigrad.tensor.inplace import InPlaceMethods
@@ -34,7 +34,7 @@ from minigrad.tensor.math import MathMethods
 from minigrad.tensor.shape import ShapeMethods
 
 if TYPE_CHECKING:
-    from minigrad.function import Function
+    from minigrad.core.function import Function
 
 __all__ = ["FLOAT_DTYPES", "ShapeError", "Tensor"]
 

@@ -6,7 +6,7 @@ same backward with tensors in place of arrays, and `get_array_module` returns th
 is the NumPy function of the same name, built from Tensor ops, so the backward records a graph.
 
 Only what the ops' backwards use is here; any other name raises an AttributeError that says so.
-Read next: higher_order.py.
+Read next: ../core/higher_order.py.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def split(x: Tensor, boundaries: list[int], axis: int) -> list[Tensor]:
 
 
 def einsum(equation: str, *operands: Tensor) -> Tensor:
-    from minigrad.mathops import einsum  # here: mathops imports the tensor package
+    from minigrad.compat.mathops import einsum  # here: mathops imports the tensor package
 
     return einsum(equation, *operands)
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad import backend
+from minigrad.core import backend
 from minigrad.tensor import Tensor
 from minigrad.viz.graph import GradStep, gradient_norms, is_released, scope_of, stored_gradients, walk
 

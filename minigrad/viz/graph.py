@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from minigrad import autograd, backend
-from minigrad.function import Function
+from minigrad.core import autograd, backend
+from minigrad.core.function import Function
 from minigrad.tensor import Tensor
 
 # Tensors with at most this many elements keep a host copy of their gradient for drawing.

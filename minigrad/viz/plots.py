@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.serialization import read_bytes
+from minigrad.tools.serialization import read_bytes
 
 # Fonts that have the CJK (Chinese, Japanese, Korean) characters, by family name, then by file name.
 CJK_FAMILIES = ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "Noto Sans CJK JP", "Noto Sans CJK TC",

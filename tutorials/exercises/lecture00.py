@@ -56,7 +56,7 @@ class Tanh(mg.Function):
 # 返回把 g 求和回 `shape` 的数组。两种情况都要处理：
 #   - g 比 shape 多出来的前导轴（例如 (4, 3) -> (3,)）：对这些轴求和；
 #   - shape 里大小为 1、g 里更大的轴（例如 (2, 3, 4) -> (3, 1) 的最后一轴）：求和并保留这一轴。
-# 不要原地修改 g。（minigrad 自己的版本在 minigrad/autograd.py，先别看。）
+# 不要原地修改 g。（minigrad 自己的版本在 minigrad/core/autograd.py，先别看。）
 def sum_to(g: np.ndarray, shape: tuple) -> np.ndarray:
     raise NotImplementedError
 

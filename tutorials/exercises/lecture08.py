@@ -31,7 +31,7 @@ def in_blocks(f, x: np.ndarray, block: int) -> tuple[np.ndarray, ...]:
 # 练习 8.3 ★★ 少几遍的多项式
 # 求 c[0] + c[1] s + c[2] s² + ... + c[d] s^d（d ≥ 1，s 是数组），用秦九韶（Horner）法：
 # c[d] s + c[d-1]，再乘 s、加 c[d-2]……一直到 c[0]。只许新建一个数组，之后都原地计算（`*=`、`+=`），
-# 一共正好 2d 次 NumPy 运算（检查器会数）；不许修改 s。这就是 minigrad/ops/special.py 的 Interpolant 做的事。
+# 一共正好 2d 次 NumPy 运算（检查器会数）；不许修改 s。这就是 minigrad/kernels/special.py 的 Interpolant 做的事。
 def horner(coefficients: list[float], s: np.ndarray) -> np.ndarray:
     raise NotImplementedError
 

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 import minigrad as mg
-from minigrad.autograd import sum_to as engine_sum_to
+from minigrad.core.autograd import sum_to as engine_sum_to
 from tutorials.exercises.grading import (
     Exercise,
     Wrong,

@@ -84,10 +84,11 @@ class Parts:
         return sum(w == "你" for w in self.writer.values())
 
 
-def load_parts(source: str = "answers") -> Parts:
+def load_parts(source: str = "answers", read: Callable[[str], ModuleType] | None = None) -> Parts:
     """Every part from the learner's answer files ("answers") or from the reference solutions ("solutions").
 
-    Never raises: a part that cannot be used falls back to the reference, with one line in `notes`.
+    Never raises: a part that cannot be used falls back to the reference, with one line in `notes`. `read(lecture)`
+    returns a lecture's answer module (default: tutorials/exercises/lectureNN.py, read afresh).
     """
     parts = Parts()
     modules: dict[str, ModuleType | None] = {}
@@ -98,7 +99,7 @@ def load_parts(source: str = "answers") -> Parts:
             parts.functions[key], parts.writer[key], parts.status[key] = reference, "参考答案", "✓ 参考答案"
             continue
         if lecture not in modules:
-            modules[lecture] = _import_answers(lecture, parts.notes)
+            modules[lecture] = _import_answers(lecture, parts.notes, read or _read_answers)
         module = modules[lecture]
         if module is None:
             parts.functions[key], parts.writer[key], parts.status[key] = reference, "参考答案", "! 文件导入出错"
@@ -126,10 +127,14 @@ def load_parts(source: str = "answers") -> Parts:
     return parts
 
 
-def _import_answers(lecture: str, notes: list[str]) -> ModuleType | None:
+def _read_answers(lecture: str) -> ModuleType:
+    return importlib.reload(importlib.import_module(f"tutorials.exercises.lecture{lecture}"))
+
+
+def _import_answers(lecture: str, notes: list[str], read: Callable[[str], ModuleType]) -> ModuleType | None:
     """The learner's answer file, read afresh; None (and one line in `notes`) if it does not import."""
     try:
-        return importlib.reload(importlib.import_module(f"tutorials.exercises.lecture{lecture}"))
+        return read(lecture)
     # a half-edited file can fail in any way when it is imported (SyntaxError, ImportError, NameError...)
     except Exception as error:
         notes.append(f"tutorials/exercises/lecture{lecture}.py 导入出错（{type(error).__name__}: "

@@ -661,7 +661,7 @@ WRONG = GAPS + SHORTCUTS + [
     ("6.7", lambda step, total_steps: -1e-3, "0 到 0.1 之间的数"),
     ("7.6", lambda train_ids, vocab_size, gpt_probs: 0.0, "λ 几乎是 0"),
     ("8.4", lambda x: (x * 0.5, x * 0.5), "精确 GELU 的值"),
-    ("9.1", lambda idx, wte, wpe: wte[idx], "忘了加位置向量"),
+    ("9.1", lambda idx, wte, wpe: wte[idx], "忘了加位置嵌入"),
     ("9.2", mlp_with_relu, "ReLU"),
     ("9.3", lambda x, ln_1, attn, ln_2, mlp: ln_2((lambda h: h + mlp(h))(ln_1(x + attn(x)))), "Post-LN"),
     ("9.4", lambda logits, targets: sol09.lm_loss(logits, targets) * (logits.shape[0] * logits.shape[1]), "求的是和"),

@@ -1013,7 +1013,7 @@ print(f"本讲用时 {time.time() - T_START:.1f} 秒")
 # `python -m tutorials.exercises check` 检查全部十讲。
 #
 # **接下来：第 09 讲（`tutorials/09_capstone.py`）。** 你在 3.1、3.3、5.2、5.3、5.5、6.1、6.5、7.5 写的答案，
-# 加上第 09 讲的七道练习（`tutorials/exercises/lecture09.py`：词向量、MLP、残差、损失、学习率、AdamW、训练一步），
+# 加上第 09 讲的七道练习（`tutorials/exercises/lecture09.py`：词元嵌入、MLP、残差、损失、学习率、AdamW、训练一步），
 # 会被装成你自己的 GPT：参数名和 `minigpt` 一样，用你的循环训练，放上这把尺子的梯子。
 
 # %%

@@ -16,7 +16,7 @@
 #
 # 前面几讲，你一道题一道题地写过 GPT 的零件：第 03 讲的 softmax 和因果注意力，第 05 讲的 LayerNorm（前向和反向）
 # 和切头，第 06 讲的一批数据和采样，第 07 讲的配对差距；这一讲的练习（`tutorials/exercises/lecture09.py`）
-# 再补上词向量、MLP、Block 的残差接法、损失、学习率、AdamW 和训练的一步。
+# 再补上词元嵌入、MLP、Block 的残差接法、损失、学习率、AdamW 和训练的一步。
 # 这一讲把它们装成**你自己的 GPT**：一个普通的 `nn.Module`，参数名和 GPT-2、`minigpt` 一样；训练它的循环也是你写的。
 # 除了引擎（Tensor、自动求导、矩阵乘法），模型和训练里算东西的每一步都出自你的答案。
 #
@@ -38,7 +38,7 @@
 # 自己的模块，验证输出和梯度在 float32 的舍入之内相同；看懂一个零件错了时，两道关各会怎样报；把自己训练的模型
 # 放上梯子，用逐窗口的差距说清它比谁好。
 #
-# **用时**：见 `tutorials/README.md` 的表（在 2 核 CPU 上实测）。完整版的大部分时间在第 5 节的训练上。
+# **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（在 2 核 CPU 上实测）。完整版的大部分时间在第 5 节的训练上。
 
 # %%
 import tutorials
@@ -368,7 +368,7 @@ assert len(text) > 100
 # %% [markdown]
 # ## 小结
 #
-# - 一个 GPT 和它的训练循环，拆开是十几个小函数：词向量、LayerNorm、切头、softmax、因果注意力、MLP、残差、损失，
+# - 一个 GPT 和它的训练循环，拆开是十几个小函数：词元嵌入、LayerNorm、切头、softmax、因果注意力、MLP、残差、损失，
 #   一批数据、学习率、AdamW、裁剪、训练一步，再加上打分用的配对差距和续写用的采样。它们都可以是你写的。
 # - 装了 `minigpt` 的权重，你的 GPT 的 logits 和每个梯度都和它一样（float32 舍入之内），你的循环走出同一条损失曲线。
 # - 零件要过两道关：检查器（现在也在 GPT 的形状上试），和模型形状上的比对；报错点名是哪道练习、用什么命令检查。
@@ -377,3 +377,16 @@ assert len(text) > 100
 # %%
 my_guesses.calibration()
 print(f"本讲用时 {time.time() - T_START:.1f} 秒")
+
+# %% [markdown]
+# ## 练习
+#
+# 这一讲有 7 道练习，在 `tutorials/exercises/lecture09.py` 里：词元嵌入加位置嵌入（9.1）、MLP（9.2）、
+# Pre-LN 的 Block 和残差（9.3）、语言模型的损失（9.4）、预热加余弦的学习率（9.5）、AdamW 的一步（9.6）、
+# 训练的一步（9.7）。写好一道，重新运行这一讲，第 1 节的表里那一行就会变成“你”。
+# 在终端里检查：`python -m tutorials.exercises check 09`；`python -m tutorials.exercises check` 检查全部十讲。
+
+# %%
+from tutorials.exercises import check
+
+check("09")

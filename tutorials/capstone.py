@@ -32,7 +32,7 @@ from tutorials.exercises.grading import grade
 
 # (the part's key, its exercise, what it does in the model), in the order a token meets them
 PARTS = (
-    ("embed", "9.1", "transformer.wte、wpe：词向量加位置向量"),
+    ("embed", "9.1", "transformer.wte、wpe：词元嵌入加位置嵌入"),
     ("layer_norm_function", "5.5", "ln_1、ln_2、ln_f：LayerNorm（前向给定，反向是你推导的）"),
     ("layer_norm", "5.2", "LayerNorm 的前向（5.5 没通过时用它，反向交给自动求导）"),
     ("split_heads", "5.3", "attn：把通道切成几个头"),

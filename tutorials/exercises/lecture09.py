@@ -22,8 +22,8 @@ import numpy as np
 import minigrad as mg
 
 
-# 练习 9.1 ★ 词向量加位置向量
-# idx 是 (B, T) 的整数数组（字符编号），wte (V, C) 是词向量表，wpe (block_size, C) 是位置向量表，T ≤ block_size。
+# 练习 9.1 ★ 词元嵌入加位置嵌入
+# idx 是 (B, T) 的整数数组（字符编号），wte (V, C) 是词元嵌入表，wpe (block_size, C) 是位置嵌入表，T ≤ block_size。
 # 返回 (B, T, C)：位置 t 上的向量 = wte 里第 idx[b, t] 行 + wpe 里第 t 行。
 # 提示：张量可以用整数数组索引（wte[idx]），梯度会加回被查到的那几行。
 # 你的 GPT 的第一层（transformer.wte、transformer.wpe）用的就是它。

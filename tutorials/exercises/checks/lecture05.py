@@ -153,6 +153,15 @@ def check_layer_norm_backward(LayerNorm) -> str:
          "两项应是平均（mean），不是求和：μ 和 σ² 都是对 C 个元素取平均"),
     ])
     expect_gradcheck(lambda x: LayerNorm.apply(x), [x], "LayerNorm")
+    # At a GPT's shapes: the residual stream (B, T, C), T != C, where axis=1 is time and not the channels
+    x, gy = rng.standard_normal((2, 5, 7)) * 2 + 1, rng.standard_normal((2, 5, 7))
+    xhat = (x - x.mean(axis=-1, keepdims=True)) / np.sqrt(x.var(axis=-1, keepdims=True) + 1e-5)
+    rstd = 1 / np.sqrt(x.var(axis=-1, keepdims=True) + 1e-5)
+    (gx,) = function_backward(LayerNorm, [x], gy)
+    compare(gx, rstd * (gy - gy.mean(axis=-1, keepdims=True) - xhat * (gy * xhat).mean(axis=-1, keepdims=True)),
+            "三维输入 (B, T, C) 上 x 的梯度", suspects=[
+                (rstd * (gy - gy.mean(axis=1, keepdims=True) - xhat * (gy * xhat).mean(axis=1, keepdims=True)),
+                 "平均应沿最后一维（axis=-1）：二维时 axis=1 恰好是它，在 GPT 的 (B, T, C) 上却是时间那一维")])
     return "通过：gx 的每一行加起来是 0，和 x̂ 的点积也是 0——归一化把这两个方向“抹掉”了"
 
 

@@ -44,9 +44,9 @@ def check_embed(embed) -> str:
         y = expect_tensor(embed(idx, w, p), "结果")
         expected = wte[idx] + wpe[:T]
         compare(y, expected, f"(B, T) = {(B, T)} 时的结果", suspects=[
-            (wte[idx], "忘了加位置向量：同一个字符在哪个位置都一样，模型分不出先后"),
-            (wte[idx] + wpe[idx], "位置向量应按位置 0..T−1 查（wpe[:T]），你按词元编号查了"),
-            (wpe[:T] + 0 * expected, "忘了词向量：只剩位置"),
+            (wte[idx], "忘了加位置嵌入：同一个字符在哪个位置都一样，模型分不出先后"),
+            (wte[idx] + wpe[idx], "位置嵌入应按位置 0..T−1 查（wpe[:T]），你按词元编号查了"),
+            (wpe[:T] + 0 * expected, "忘了词元嵌入：只剩位置"),
         ])
         upstream = rng.standard_normal(expected.shape)
         y.backward(mg.tensor(upstream, dtype="float64"))
@@ -55,7 +55,7 @@ def check_embed(embed) -> str:
         g_wpe = np.zeros_like(wpe)
         g_wpe[:T] = upstream.sum(axis=0)
         compare_grads([w, p], ["wte", "wpe"], [g_wte, g_wpe])
-    return "通过：词向量查表，加上位置向量；重复出现的字符，梯度加在同一行上"
+    return "通过：词元嵌入查表，加上位置嵌入；重复出现的字符，梯度加在同一行上"
 
 
 def _gelu(h, approximate=False):
@@ -302,7 +302,7 @@ def check_train_step(train_step) -> str:
 
 
 EXERCISES = [
-    Exercise("9.1", "embed", "词向量加位置向量", 1, check_embed),
+    Exercise("9.1", "embed", "词元嵌入加位置嵌入", 1, check_embed),
     Exercise("9.2", "mlp", "MLP：C → 4C → C", 2, check_mlp),
     Exercise("9.3", "block", "Pre-LN 的 Block：残差连接", 2, check_block),
     Exercise("9.4", "lm_loss", "语言模型的损失", 2, check_lm_loss),

@@ -265,9 +265,17 @@ print(f"每一步：minigpt {their_step:.2f} 秒，你的 GPT {my_step:.2f} 秒�
 my_guesses.reveal("slowdown", round(slowdown, 1))
 
 elapsed = []
+
+
+def progress(step: int, loss: float) -> None:
+    elapsed.append(time.perf_counter())
+    if (step + 1) % 250 == 0:  # a long run says how far it is
+        print(f"  第 {step + 1} 步：损失 {loss:.3f}，已用 {(elapsed[-1] - start) / 60:.1f} 分钟", flush=True)
+
+
 start = time.perf_counter()
 train_curve = train(my_gpt, parts, ys.train, STEPS, BATCH, RECIPE["lr"], RECIPE["warmup-iters"], seed=1,
-                    decay_iters=RECIPE["max-iters"], on_step=lambda step, loss: elapsed.append(time.perf_counter()))
+                    decay_iters=RECIPE["max-iters"], on_step=progress)
 my_seconds = time.perf_counter() - start
 print(f"{STEPS} 步、每批 {BATCH} 段，用时 {my_seconds / 60:.1f} 分钟；{my_gpt.num_parameters():,} 个参数")
 assert np.mean(train_curve[-10:]) < np.mean(train_curve[:10]) - 1.0, "训练应当让损失明显下降"

@@ -156,7 +156,6 @@ SECOND_PATHS = {
         mg.tensor(np.asarray(x, dtype=np.float64)[None, None, None]), start=position).numpy()[0, 0, 0],
     "5.1": lambda C: sum(p.numel() for p in block_of(C).parameters()),
     "5.2": layer_norm_module,
-    "5.3": lambda x, n_head: named("split_heads")(x, n_head),
     "5.4": attention_module,
     "5.5": delegate(lambda a: F.layer_norm(a, (3,)), eps=1e-5),
     "5.6": post_ln_block_module,

@@ -202,9 +202,13 @@ def job_code(reference: Any, shortcuts: Iterable[Any], check: Callable[[Any], An
 # Step 2: every binding of a function, by identity
 
 
+_IMPORTED_ALL = False  # minigrad's and minigpt's modules are all imported once per process
+
+
 def library_modules() -> list[ModuleType]:
     """Every module of the libraries: minigrad and minigpt imported whole, tutorials' as far as imported."""
-    for name in WALKED:
+    global _IMPORTED_ALL
+    for name in WALKED if not _IMPORTED_ALL else ():
         package = importlib.import_module(name)
         for info in pkgutil.walk_packages(package.__path__, name + "."):
             if info.name.endswith("__main__") or info.name in sys.modules:
@@ -214,6 +218,7 @@ def library_modules() -> list[ModuleType]:
             # an optional backend (mpi4py, cupy...) that is not installed: nothing there to reach
             except Exception:  # noqa: BLE001
                 continue
+    _IMPORTED_ALL = True
     return [m for n, m in list(sys.modules.items()) if n.split(".")[0] in LIBRARIES and isinstance(m, ModuleType)
             and _kind(getattr(m, "__file__", None) or "<none>") == "library"]
 

@@ -168,7 +168,6 @@ SHORTCUTS: dict[str, tuple[Any, ...]] = {
             lambda C: sizing.parameter_count(_gpt_config(8, 8, 1, C))
             - sizing.parameter_count(_gpt_config(8, 8, 0, C))),
     "5.2": (lambda x, w, b, eps=1e-5: F.layer_norm(x, (x.shape[-1],), w, b, eps),),
-    "5.3": (lambda x, n_head: library("split_heads")(x, n_head),),
     "5.4": (lambda *a: _attention_heads(*a, lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True)),),
     "5.5": (LayerNormBackward,),
     "5.6": (_post_ln_block,),

@@ -170,6 +170,7 @@ SECOND_PATHS = {
     "6.6": lambda q, k, v, cache: cache["k"].append(k) or cache["v"].append(v) or sdpa_by_alias(
         mg.tensor(q[None, None], dtype="float64"), mg.tensor(np.array(cache["k"])[None], dtype="float64"),
         mg.tensor(np.array(cache["v"])[None], dtype="float64")).numpy()[0, 0],
+    "7.2": lambda model, ids, n: through_its_module(type(model)).generate(model, ids, n, temperature=0.0),
     "7.4": lambda V, block, L, C: parameter_count(GPTConfig(vocab_size=V, block_size=block, n_layer=L, n_head=4,
                                                             n_embd=C)),
     "7.5": lambda a, b: (lambda S: S(a).gap(S(b)))(importlib.import_module("tutorials.yardstick").Score),

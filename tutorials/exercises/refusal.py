@@ -137,6 +137,7 @@ def _panel() -> list[Callable[[], Any]]:
         lambda a, b: mg.nn.Linear(4, 3).to(dtype=a.dtype)(a), lambda a, b: mg.nn.Linear(4, 3, bias=False)(a.float()),
         lambda a, b: mg.nn.functional.linear(a, b[0].T), lambda a, b: mg.nn.functional.linear(a, b[0].T, b[0, 0]),
         lambda a, b: mg.nn.Sequential()(a), lambda a, b: _module_api(mg.nn.Linear(4, 3))(a),
+        lambda a, b: mg.no_grad()(lambda: a * 2)(), lambda a, b: a * mg.is_grad_enabled(),
     ]
     runs = []
     for dtype in ("float32", "float64"):

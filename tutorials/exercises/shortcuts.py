@@ -179,6 +179,8 @@ SHORTCUTS: dict[str, tuple[Any, ...]] = {
     "6.6": (lambda q, k, v, cache: cache["k"].append(k) or cache["v"].append(v) or F.scaled_dot_product_attention(
         mg.tensor(q[None, None], dtype="float64"), mg.tensor(np.array(cache["k"])[None], dtype="float64"),
         mg.tensor(np.array(cache["v"])[None], dtype="float64")).numpy()[0, 0],),
+    "7.2": (lambda model, ids, n: model.generate(ids, n, temperature=0.0),
+            lambda model, ids, n: model.generate(ids, n, temperature=0.0, use_cache=False)),
     "7.4": (lambda V, block, L, C: GPT(_gpt_config(V, block, L, C)).num_parameters(),
             lambda V, block, L, C: sizing.parameter_count(_gpt_config(V, block, L, C))),
     "7.5": (lambda a, b: Score(a).gap(Score(b)),),

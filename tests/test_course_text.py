@@ -21,7 +21,7 @@ FILES = sorted(TUTORIALS.glob("0[0-9]_*.py"))
 def test_a_lecture_counts_its_exercises_right(path):
     text = path.read_text(encoding="utf-8")
     counts = {int(n) for n in re.findall(r"(\d+) 道练习", text)}
-    # a lecture without exercises of its own (09, the capstone, uses 03's, 05's and 06's) claims none
+    # a lecture without exercises of its own claims none
     assert counts == ({len(LECTURES[path.name[:2]])} if path.name[:2] in LECTURES else set()), (path.name, counts)
 
 

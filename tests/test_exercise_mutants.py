@@ -17,7 +17,8 @@ from tutorials.exercises.mutants import EQUIVALENT, mutants
 
 REQUIRED_RATE = 0.95
 KINDS = ["axis flipped", "term dropped", "off by one", "operator flipped", "sign flipped", "gradient cut",
-         "moved later", "comparison", "swapped name", "call dropped", "transpose dropped", "answers swapped"]
+         "moved later", "comparison", "swapped name", "call dropped", "transpose dropped", "answers swapped",
+         "axis from the front", "shape from the front", "library shortcut"]
 REPORT: dict[str, str] = {}
 
 
@@ -79,6 +80,10 @@ def test_every_kind_of_mistake_is_made():
     ("3.2", "term dropped: q @ k.swapaxes(-1, -2) / math.sqrt(q.shape[-1]) → q @ k.swapaxes(-1, -2)"),  # no scale
     ("3.3", "off by one: 1 → 0"),  # the causal mask's diagonal
     ("2.2", "gradient cut"),
+    ("5.2", "axis from the front: axis=-1 → axis=1"),  # a LayerNorm over the time axis of (B, T, C)
+    ("3.3", "shape from the front: q.shape[-1] → q.shape[2]"),  # the scale read from T at (B, nh, T, hs)
+    ("3.3", "library shortcut"),  # F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    ("5.2", "library shortcut"),  # F.layer_norm
 ])
 def test_the_known_mistakes_are_among_the_mutants_and_are_rejected(number, fragment):
     lecture = f"{int(number.split('.')[0]):02d}"

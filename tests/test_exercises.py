@@ -28,6 +28,7 @@ from tutorials.solutions import lecture03 as sol03
 from tutorials.solutions import lecture05 as sol05
 from tutorials.solutions import lecture06 as sol06
 from tutorials.solutions import lecture08 as sol08
+from tutorials.solutions import lecture09 as sol09
 from tutorials.yardstick import Score
 
 ALL = [exercise for exercises_of_lecture in LECTURES.values() for exercise in exercises_of_lecture]
@@ -197,18 +198,22 @@ def attention_wrong_axis(q, k, v):
 def causal_masking_the_diagonal(q, k, v):
     T = q.shape[-2]
     scores = q @ k.swapaxes(-1, -2) / math.sqrt(q.shape[-1])
-    return scores.masked_fill(np.triu(np.ones((T, T), dtype=bool), k=0), -np.inf).softmax(axis=-1) @ v
+    return sol03.softmax(scores.masked_fill(np.triu(np.ones((T, T), dtype=bool), k=0), -np.inf)) @ v
 
 
 def causal_masking_the_past(q, k, v):
     T = q.shape[-2]
     scores = q @ k.swapaxes(-1, -2) / math.sqrt(q.shape[-1])
-    return scores.masked_fill(np.tril(np.ones((T, T), dtype=bool), k=-1), -np.inf).softmax(axis=-1) @ v
+    return sol03.softmax(scores.masked_fill(np.tril(np.ones((T, T), dtype=bool), k=-1), -np.inf)) @ v
+
+
+def causal_without_a_mask(q, k, v):
+    return sol03.softmax(q @ k.swapaxes(-1, -2) / math.sqrt(q.shape[-1])) @ v
 
 
 def causal_mask_after_softmax(q, k, v):
     T = q.shape[-2]
-    p = (q @ k.swapaxes(-1, -2) / math.sqrt(q.shape[-1])).softmax(axis=-1)
+    p = sol03.softmax(q @ k.swapaxes(-1, -2) / math.sqrt(q.shape[-1]))
     return (p * mg.tensor(np.tril(np.ones((T, T))), dtype="float64")) @ v
 
 
@@ -544,6 +549,18 @@ SHORTCUTS = [
 ]
 
 
+def mlp_with_relu(x, c_fc_weight, c_fc_bias, c_proj_weight, c_proj_bias):
+    return (x @ c_fc_weight.swapaxes(-1, -2) + c_fc_bias).relu() @ c_proj_weight.swapaxes(-1, -2) + c_proj_bias
+
+
+def adamw_without_bias_correction(p, g, m, v, t, lr, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.0):
+    sol09.adamw_update(p, g, m, v, 10**9, lr, betas, eps, weight_decay)  # t huge: 1 - beta**t is 1
+
+
+def train_step_without_clipping(model, x, y, state, lr, grad_clip=1.0, weight_decay=0.1):
+    return sol09.train_step(model, x, y, state, lr, grad_clip=1e9, weight_decay=weight_decay)
+
+
 def roofline_by_min(n, nbytes, flops, bandwidth, rate):
     return min(n * nbytes / bandwidth, n * flops / rate)
 
@@ -600,7 +617,7 @@ WRONG = GAPS + SHORTCUTS + [
     ("3.3", causal_masking_the_diagonal, "每个位置要能看见自己"),
     ("3.3", causal_masking_the_past, "遮反了"),
     ("3.3", causal_mask_after_softmax, "要先遮再 softmax"),
-    ("3.3", sol03.attention, "没有遮住未来"),
+    ("3.3", causal_without_a_mask, "没有遮住未来"),
     ("3.4", score_std_variance, "是方差"),
     ("3.5", SoftmaxDiagonalOnly, "只用了雅可比的对角线"),
     ("4.1", table_in_halves, "sin 和 cos 应交替排列"),
@@ -651,6 +668,14 @@ WRONG = GAPS + SHORTCUTS + [
     ("6.7", lambda step, total_steps: -1e-3, "0 到 0.1 之间的数"),
     ("7.6", lambda train_ids, vocab_size, gpt_probs: 0.0, "λ 几乎是 0"),
     ("8.4", lambda x: (x * 0.5, x * 0.5), "精确 GELU 的值"),
+    ("9.1", lambda idx, wte, wpe: wte[idx], "忘了加位置嵌入"),
+    ("9.2", mlp_with_relu, "ReLU"),
+    ("9.3", lambda x, ln_1, attn, ln_2, mlp: ln_2((lambda h: h + mlp(h))(ln_1(x + attn(x)))), "Post-LN"),
+    ("9.4", lambda logits, targets: sol09.lm_loss(logits, targets) * (logits.shape[0] * logits.shape[1]), "求的是和"),
+    ("9.5", lambda step, max_lr, warmup, decay, min_lr: sol09.lr_at(step, max_lr, warmup, decay, 0.0)
+     if step >= warmup else sol09.lr_at(step, max_lr, warmup, decay, min_lr), "不是 0"),
+    ("9.6", adamw_without_bias_correction, "偏差修正"),
+    ("9.7", train_step_without_clipping, "没有裁剪梯度"),
 ]
 
 
@@ -697,7 +722,7 @@ def test_every_exercise_is_tested_with_a_wrong_answer():
 
 
 def test_every_lecture_has_three_to_seven_exercises():
-    assert list(LECTURES) == [f"{n:02d}" for n in range(9)]
+    assert list(LECTURES) == [f"{n:02d}" for n in range(10)]
     assert all(3 <= len(exercises_of_lecture) <= 7 for exercises_of_lecture in LECTURES.values())
 
 
@@ -711,7 +736,7 @@ def test_the_tutorials_readme_counts_the_exercises_right():
     readme = (Path(__file__).resolve().parent.parent / "tutorials" / "README.md").read_text(encoding="utf-8")
     sizes = [len(exercises_of_lecture) for exercises_of_lecture in LECTURES.values()]
     by_level = [sum(e.level == level for e in ALL) for level in (1, 2, 3)]
-    assert f"每讲最后有 {min(sizes)}–{max(sizes)} 道练习，九讲（00–08）一共 {len(ALL)} 道" in readme
+    assert f"每讲最后有 {min(sizes)}–{max(sizes)} 道练习，十讲（00–{len(sizes) - 1:02d}）一共 {len(ALL)} 道" in readme
     assert "（★）{} 道、“自己动手写”（★★）{} 道、\n“先推导、再实现”（★★★）{} 道".format(*by_level) in readme
     assert f"一共 {sum(e.open for e in ALL)} 道" in readme
 

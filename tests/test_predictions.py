@@ -95,11 +95,10 @@ def test_every_lecture_records_its_guesses_reveals_each_one_and_scores_them(path
     assert sorted(guessed) == sorted(revealed), (guessed, revealed)
     assert text.count("my_guesses.calibration()") == 1
     assert f'Predictions("{path.name[:2]}", folder=FIGURES)' in text
-    # every guess cell ships unanswered, never with an answer filled in (09 is edited elsewhere: it still has two)
+    # every guess cell ships unanswered, never with an answer filled in
     values = re.findall(r'my_guesses\.guess\(\s*"\w+",\s*("[^"]*"|[^,]+),', text)
-    if not path.name.startswith("09"):
-        assert values == [f'"{UNANSWERED}"'] * len(guessed), values
-        assert "default=" not in text
+    assert values == [f'"{UNANSWERED}"'] * len(guessed), values
+    assert "default=" not in text
     # every 先猜一猜 prompt but a free recall (07's, which exercise 7.1 grades) is followed by a guess cell
     prompts = [m.start() for m in re.finditer(r"\*\*先猜一猜\*\*", text)]
     cells = [m.start() for m in re.finditer(r"^my_guesses\.guess\(", text, flags=re.MULTILINE)]

@@ -1024,7 +1024,11 @@ print(f"本讲用时 {time.time() - T_START:.1f} 秒")
 # 以及一道开放题（7.6）：梯子上附带的 GPT 和 Kneser-Ney 各有所长，把两者的概率按权重 λ 混起来，
 # λ 只许在训练文本切出的开发集上挑，要在尺子上比两者中更好的那个逐窗口好 0.015 纳特以上。
 # 写好后运行下面这一格，或在终端里运行 `python -m tutorials.exercises check 07`；
-# `python -m tutorials.exercises check` 检查全部八讲。
+# `python -m tutorials.exercises check` 检查全部十讲。
+#
+# **接下来：第 09 讲（`tutorials/09_capstone.py`）。** 你在 3.1、3.3、5.2、5.3、5.5、6.1、6.5、7.5 写的答案，
+# 加上第 09 讲的七道练习（`tutorials/exercises/lecture09.py`：词元嵌入、MLP、残差、损失、学习率、AdamW、训练一步），
+# 会被装成你自己的 GPT：参数名和 `minigpt` 一样，用你的循环训练，放上这把尺子的梯子。
 
 # %%
 from tutorials.exercises import check

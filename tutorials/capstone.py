@@ -1,232 +1,378 @@
-"""The capstone's machinery: a GPT built from the learner's own answers (the parts of parts.py).
+"""The learner's own GPT: an nn.Module with GPT-2's parameter names, every part of it from the learner's answers.
 
-`learner_parts("answers")` takes three functions from the learner's exercise files (or, with "solutions", from the
-reference solutions) and returns a `Parts` (parts.py) for `gpt_from_parts(config, parts)`, which builds minigpt's
-GPT and swaps the learner's parts in as modules:
+`load_parts()` reads each part from the learner's exercise files (tutorials/exercises/lectureNN.py) and keeps it
+only if it passes its checker and then gives the reference's output and gradients at the model's own shapes; a part
+that does not (blank, wrong, a file that does not import, a mistake that only shows at (B, nh, T, hs), a NaN) is
+replaced by the reference answer for that part alone, with one Chinese line naming its exercise and the command
+that checks it. `Parts.table()` is the who-wrote-what table.
 
-    causal_attention   exercise 3.3 (tutorials/exercises/lecture03.py)
-    layer_norm         exercise 5.2 (tutorials/exercises/lecture05.py)
-    split_heads        exercise 5.3 (tutorials/exercises/lecture05.py)
-
-(the GELU stays minigpt's: no exercise asks for it). With `derived_backward=True` the LayerNorm is built instead
-around the learner's `LayerNorm` Function of exercise 5.5, so that the backward they derived by hand trains the
-model. Before a part goes in, two things must hold, or `PartError`
-says in one Chinese line which exercise failed and why:
-
-1. its exercise's own checker passes it (the grading of `python -m tutorials.exercises check`);
-2. at a GPT's shapes, in float32, its output and gradients equal the default part's, on ordinary inputs and on
-   attention scores in the hundreds (where a softmax without its max subtraction overflows). A checker tries small
-   float64 examples; a GPT runs (B, nh, T, hs) batches in float32, where an axis written as 1 instead of -1, or a
-   transpose of the wrong pair of axes, shows up.
-
-Each part is also checked once more on its first call inside the model, on the model's own tensors. `train_losses`
-is the plain training loop the lecture uses (forward, backward, update), so that two models trained from the same
-seed on the same batches can be compared loss by loss.
+`YourGPT(config, parts)` is built from those parts; only the engine (Tensor, autograd, the matrix product) and
+the glue between parts (slicing q, k, v apart and putting the heads side by side again) are not the learner's.
+Its names are minigpt's, so `model.load_state_dict(minigpt_model.state_dict())` gives it minigpt's weights.
+`train()` is the training loop, every step of it the learner's (batches 6.1, schedule 9.5, step 9.7 with 9.6).
+It replaces a seam: minigpt has none for the course; the learner's GPT is a module of its own.
 Read next: 09_capstone.py, the lecture that uses it.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 
 import minigrad as mg
-from minigpt import GPT
-from tutorials import parts as default_parts
-from tutorials.exercises import answers, find
+from minigpt import GPTConfig
+from minigrad import nn
+from tutorials.exercises import find
 from tutorials.exercises.grading import grade
-from tutorials.parts import Parts
 
-# (the field of Parts, the exercise that writes it, what the learner calls it)
-PART_EXERCISES = (
-    ("causal_attention", "3.3", "因果注意力"),
-    ("layer_norm", "5.2", "LayerNorm 的前向"),
-    ("split_heads", "5.3", "把通道切成几个头"),
+# (the part's key, its exercise, what it does in the model), in the order a token meets them
+PARTS = (
+    ("embed", "9.1", "transformer.wte、wpe：词元嵌入加位置嵌入"),
+    ("layer_norm_function", "5.5", "ln_1、ln_2、ln_f：LayerNorm（前向给定，反向是你推导的）"),
+    ("layer_norm", "5.2", "LayerNorm 的前向（5.5 没通过时用它，反向交给自动求导）"),
+    ("split_heads", "5.3", "attn：把通道切成几个头"),
+    ("softmax", "3.1", "attn：softmax（在你的因果注意力里）"),
+    ("causal_attention", "3.3", "attn：因果注意力"),
+    ("mlp", "9.2", "mlp：C → 4C → C"),
+    ("block", "9.3", "h.0 … h.L−1：Pre-LN 的 Block 和残差"),
+    ("lm_loss", "9.4", "forward 的 loss：交叉熵"),
+    ("make_batch", "6.1", "训练：一批数据"),
+    ("lr_at", "9.5", "训练：学习率"),
+    ("adamw_update", "9.6", "训练：AdamW（在你的训练一步里）"),
+    ("train_step", "9.7", "训练：前向、反向、裁剪、更新"),
+    ("paired_gap", "7.5", "上梯子：逐窗口配对的差距"),
+    ("sample_next", "6.5", "续写：抽下一个字"),
 )
-# float32 at GPT shapes: a composed formula and a fused one round differently, by a few units in the 7th digit
-# (more for gradients through a near one-hot softmax); a wrong formula is off in the first or second digit.
-RTOL, ATOL = 1e-3, 1e-4
-SHAPE = (2, 4, 16, 8)  # B, nh, T, hs: a small GPT's attention, C = nh * hs = 32
+SHAPES = {"B": 2, "T": 12, "nh": 4, "hs": 5, "V": 17}  # a model's shapes: T, hs, C = 20 and V all different
+RTOL, ATOL = 1e-3, 1e-4  # float32: a composed formula and the reference round differently in the 7th digit
 
 
-class PartError(ValueError):
-    """A part of the learner's GPT that cannot go in: the message names its exercise, in one line."""
-
-    def __init__(self, number: str, title: str, status: str, message: str) -> None:
-        self.number, self.title, self.status = number, title, status
-        super().__init__(message)
+def lecture_of(number: str) -> str:
+    return f"{int(number.split('.')[0]):02d}"
 
 
-def learner_parts(source: str = "answers", check_at_first_call: bool = True, derived_backward: bool = False) -> Parts:
-    """The GPT parts written in the learner's answer files ("answers") or in the reference solutions ("solutions").
+@dataclass
+class Parts:
+    """The functions the learner's GPT is built from, and for each part who wrote it and how it was checked."""
 
-    Each is graded by its exercise's checker, then compared with minigpt's own part at GPT shapes; the first that
-    fails raises `PartError` naming its exercise. With `check_at_first_call`, each part is compared once more on
-    its first call inside the model (on the model's own tensors), and raises `PartError` there if it differs.
-    With `derived_backward`, the LayerNorm is the learner's `LayerNorm` Function of exercise 5.5 (the backward they
-    derived by hand) times weight plus bias, instead of 5.2's composed forward, whose backward autograd derives.
+    functions: dict[str, Any] = field(default_factory=dict)
+    writer: dict[str, str] = field(default_factory=dict)  # key -> "你" or "参考答案"
+    status: dict[str, str] = field(default_factory=dict)  # key -> the check's verdict, in a few words
+    notes: list[str] = field(default_factory=list)  # one Chinese line per part that fell back
+
+    def __getattr__(self, key: str) -> Any:
+        try:
+            return self.__dict__["functions"][key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+    def table(self) -> str:
+        """The who-wrote-what table: every part, its exercise, who wrote it, and its check."""
+        lines = [f"{'练习':<6}{'谁写的':<7}{'检查':<18}用在哪里", "-" * 80]
+        for key, number, where in PARTS:
+            lines.append(f"{number:<7}{self.writer[key]:<6}{self.status[key]:<16}{where}")
+        lines.append("引擎（Tensor、自动求导、矩阵乘法）和零件之间的接线（切开 q、k、v，把头并排放回去）"
+                     "是 minigrad 和本讲的代码。")
+        return "\n".join(lines)
+
+    def mine(self) -> int:
+        return sum(w == "你" for w in self.writer.values())
+
+
+def load_parts(source: str = "answers", read: Callable[[str], ModuleType] | None = None) -> Parts:
+    """Every part from the learner's answer files ("answers") or from the reference solutions ("solutions").
+
+    Never raises: a part that cannot be used falls back to the reference, with one line in `notes`. `read(lecture)`
+    returns a lecture's answer module (default: tutorials/exercises/lectureNN.py, read afresh).
     """
-    if source not in ("answers", "solutions"):
-        raise ValueError(f"learner_parts: source must be 'answers' or 'solutions', not {source!r}")
-    modules = {lecture: answers(lecture, solutions=source == "solutions") for lecture in ("03", "05")}
-    exercises = PART_EXERCISES + ((DERIVED_LAYER_NORM,) if derived_backward else ())
-    functions = {name: getattr(modules[f"{int(number.split('.')[0]):02d}"], find(number).name, None)
-                 for name, number, _ in exercises}
-    return parts_from(functions, check_at_first_call)
-
-
-# With it, the LayerNorm part is built around the learner's mg.Function of exercise 5.5 (see `with_derived_backward`).
-DERIVED_LAYER_NORM = ("layer_norm_function", "5.5", "LayerNorm 的反向传播")
-
-
-def parts_from(functions: dict[str, Any], check_at_first_call: bool = True) -> Parts:
-    """`learner_parts` for functions given directly, keyed by the fields of Parts they fill (PART_EXERCISES), and
-    "layer_norm_function" for an mg.Function of exercise 5.5 (which then makes the LayerNorm part)."""
-    derived = "layer_norm_function" in functions
-    for name, number, title in PART_EXERCISES + ((DERIVED_LAYER_NORM,) if derived else ()):
-        result = grade(find(number), functions.get(name))
+    parts = Parts()
+    modules: dict[str, ModuleType | None] = {}
+    for key, number, _ in PARTS:
+        lecture = lecture_of(number)
+        reference = getattr(importlib.import_module(f"tutorials.solutions.lecture{lecture}"), find(number).name)
+        if source == "solutions":
+            parts.functions[key], parts.writer[key], parts.status[key] = reference, "参考答案", "✓ 参考答案"
+            continue
+        if lecture not in modules:
+            modules[lecture] = _import_answers(lecture, parts.notes, read or _read_answers)
+        module = modules[lecture]
+        if module is None:
+            parts.functions[key], parts.writer[key], parts.status[key] = reference, "参考答案", "! 文件导入出错"
+            continue
+        answer = getattr(module, find(number).name, None)
+        result = grade(find(number), answer)
         if not result.passed:
-            raise PartError(number, title, result.status,
-                            f"练习 {number}（{title}）还没通过：{result.message}——你的 GPT 用不了它")
-    layer_norm = with_derived_backward(functions["layer_norm_function"]) if derived else \
-        with_zero_bias(functions["layer_norm"])
-    parts = Parts(layer_norm=layer_norm, split_heads=functions["split_heads"],
-                  causal_attention=functions["causal_attention"])
-    # which exercise answers for each field: with 5.5's Function, the LayerNorm is its
-    named = [DERIVED_LAYER_NORM[1:] if derived and name == "layer_norm" else (number, title)
-             for name, number, title in PART_EXERCISES]
-    for (name, _, _), (number, title) in zip(PART_EXERCISES, named):
-        for what, inputs in probes(name):
-            compare_part(getattr(parts, name), getattr(default_parts.DEFAULT, name), inputs, number, title, what)
-    if not check_at_first_call:
-        return parts
-    return Parts(**{name: checked_once(getattr(parts, name), getattr(default_parts.DEFAULT, name), number, title)
-                    for (name, _, _), (number, title) in zip(PART_EXERCISES, named)})
+            word = {"blank": "· 还没写", "wrong": "✗ 没通过", "error": "✗ 运行出错"}[result.status]
+            if result.status != "blank":  # the blank ones get one line together, below
+                parts.notes.append(f"练习 {number}（{find(number).title}）{word[2:]}：{result.message[:90]}"
+                                   f"——这一部分改用参考答案；改好后检查：python -m tutorials.exercises check {number}")
+            parts.functions[key], parts.writer[key], parts.status[key] = reference, "参考答案", word
+            continue
+        problem = at_model_shapes(key, answer, reference)
+        if problem:
+            parts.notes.append(f"练习 {number}（{find(number).title}）通过了检查，在模型的形状上却不对：{problem}"
+                               f"——这一部分改用参考答案；检查：python -m tutorials.exercises check {number}")
+            parts.functions[key], parts.writer[key], parts.status[key] = reference, "参考答案", "✗ 模型形状上不对"
+            continue
+        parts.functions[key], parts.writer[key], parts.status[key] = answer, "你", "✓ 通过"
+    blank = [number for key, number, _ in PARTS if parts.status[key] == "· 还没写"]
+    if blank:
+        parts.notes.append(f"还没写的练习 {'、'.join(blank)}：这些部分用参考答案；写好后检查，例如 "
+                           f"python -m tutorials.exercises check {blank[0]}")
+    return parts
 
 
-def with_zero_bias(layer_norm: Callable[..., mg.Tensor]) -> Callable[..., mg.Tensor]:
-    """The learner's layer_norm(x, weight, bias, eps), given zeros for a model without biases (config.bias False)."""
-    def part(x: mg.Tensor, weight: mg.Tensor, bias: mg.Tensor | None, eps: float) -> mg.Tensor:
-        if bias is None:
-            bias = mg.zeros(x.shape[-1], dtype=x.dtype)
-        return layer_norm(x, weight, bias, eps)
-
-    return part
+def _read_answers(lecture: str) -> ModuleType:
+    return importlib.reload(importlib.import_module(f"tutorials.exercises.lecture{lecture}"))
 
 
-def with_derived_backward(normalise: type[mg.Function]) -> Callable[..., mg.Tensor]:
-    """y = normalise(x) * weight + bias: exercise 5.5's Function (x̂ and its hand-derived backward), then the affine."""
-    def part(x: mg.Tensor, weight: mg.Tensor, bias: mg.Tensor | None, eps: float) -> mg.Tensor:
-        if eps != 1e-5:  # the exercise's forward is written for minigpt's eps
-            raise ValueError(f"exercise 5.5's LayerNorm normalises with eps = 1e-5; this model asks for {eps}")
-        y = normalise.apply(x) * weight
-        return y if bias is None else y + bias
+def _import_answers(lecture: str, notes: list[str], read: Callable[[str], ModuleType]) -> ModuleType | None:
+    """The learner's answer file, read afresh; None (and one line in `notes`) if it does not import."""
+    try:
+        return read(lecture)
+    # a half-edited file can fail in any way when it is imported (SyntaxError, ImportError, NameError...)
+    except Exception as error:
+        notes.append(f"tutorials/exercises/lecture{lecture}.py 导入出错（{type(error).__name__}: "
+                     f"{' '.join(str(error).split())[:80]}）——这一讲的零件都改用参考答案；"
+                     f"修好后检查：python -m tutorials.exercises check {lecture}")
+        return None
 
-    return part
+
+# --------------------------------------------------------------------------------------------------
+# The second gate: each tensor part at the model's shapes, in float32, against the reference
 
 
-def probes(name: str) -> list[tuple[str, tuple[Any, ...]]]:
-    """(what the input is, the part's arguments) at a GPT's shapes in float32, drawn from a fixed seed."""
+def _probes(key: str) -> list[tuple[Any, ...]] | None:
+    """The part's arguments at a model's shapes (float32), or None for a part that is not a tensor function."""
     rng = np.random.default_rng(9)
-    B, nh, T, hs = SHAPE
+    B, T, nh, hs, V = SHAPES["B"], SHAPES["T"], SHAPES["nh"], SHAPES["hs"], SHAPES["V"]
     C = nh * hs
 
-    def tensor(a: np.ndarray) -> mg.Tensor:
-        return mg.tensor(a.astype(np.float32), requires_grad=True)
+    def t(*shape: int, scale: float = 1.0) -> mg.Tensor:
+        return mg.tensor((rng.standard_normal(shape) * scale).astype(np.float32), requires_grad=True)
 
-    if name == "causal_attention":
-        q, k, v = (rng.standard_normal(SHAPE) for _ in range(3))
-        return [("(B, nh, T, hs) 的 q、k、v", (tensor(q), tensor(k), tensor(v))),
-                ("分数上百的 q、k（训练久了会出现）", (tensor(30 * q), tensor(30 * k), tensor(v)))]
-    if name == "layer_norm":
-        x = rng.standard_normal((B, T, C)) * 2 + 0.5
-        weight, bias = rng.standard_normal(C) * 0.5 + 1, rng.standard_normal(C) * 0.1
-        return [("残差流 x (B, T, C)", (tensor(x), tensor(weight), tensor(bias), 1e-5))]
-    return [("qkv 里的一份 (B, T, C)", (tensor(rng.standard_normal((B, T, C))), nh))]
+    if key == "embed":
+        return [(rng.integers(0, V, (B, T)), t(V, C), t(T + 4, C))]
+    if key == "layer_norm":
+        return [(t(B, T, C, scale=2.0), t(C), t(C), 1e-5)]
+    if key == "split_heads":
+        return [(t(B, T, C), nh)]
+    if key in ("causal_attention", "softmax"):
+        q, k, v = t(B, nh, T, hs), t(B, nh, T, hs), t(B, nh, T, hs)
+        if key == "softmax":
+            return [(t(B, nh, T, T, scale=30.0),)]  # scores in the tens: exp overflows without the max shift
+        return [(q, k, v), (t(B, nh, T, hs, scale=10.0), t(B, nh, T, hs, scale=10.0), v)]
+    if key == "mlp":
+        return [(t(B, T, C), t(4 * C, C, scale=0.3), t(4 * C), t(C, 4 * C, scale=0.3), t(C))]
+    if key == "lm_loss":
+        return [(t(B, T, V, scale=3.0), rng.integers(0, V, (B, T)))]
+    return None
 
 
-def compare_part(part: Callable[..., Any], default: Callable[..., Any], inputs: tuple[Any, ...], number: str,
-                 title: str, what: str) -> None:
-    """PartError unless `part` gives `default`'s output and gradients on `inputs` (float32 tolerances RTOL, ATOL)."""
-    def fail(message: str) -> PartError:
-        return PartError(number, title, "gpt", f"练习 {number}（{title}）通过了检查，可放进 GPT 里不对："
-                                               f"在{what}上{message}——你的 GPT 用不了它")
+def at_model_shapes(key: str, answer: Any, reference: Any) -> str | None:
+    """None if `answer` gives `reference`'s output and gradients on the part's probes; else what is wrong."""
+    if key == "layer_norm_function":
+        answer, reference = with_affine(answer), with_affine(reference)
+        key = "layer_norm"
+    probes = _probes(key)
+    for inputs in probes or []:
+        try:
+            with np.errstate(all="ignore"):
+                got, got_grads = _run(answer, inputs)
+        # the learner's code may fail in any way at a shape its checker never tried
+        except Exception as error:
+            return f"运行出错：{type(error).__name__}: {' '.join(str(error).split())[:80]}"
+        expected, grads = _run(reference, inputs)
+        if got.shape != expected.shape:
+            return f"输出的形状应为 {expected.shape}，你的是 {got.shape}"
+        for label, a, b in [("输出", got, expected)] + [(f"第 {i} 个输入的梯度", g, e)
+                                                       for i, (g, e) in enumerate(zip(got_grads, grads))]:
+            if not np.all(np.isfinite(a)):
+                return f"{label}里出现了 {a[~np.isfinite(a)][0]}"
+            if not np.allclose(a, b, rtol=RTOL, atol=ATOL):
+                index = np.unravel_index(np.argmax(np.abs(a - b)), a.shape)
+                return f"{label}的第 {tuple(int(i) for i in index)} 个元素应为 {b[index]:.6g}，你的是 {a[index]:.6g}"
+    return None
 
-    tensors = [a for a in inputs if isinstance(a, mg.Tensor)]
-    expected, expected_grads = run(default, inputs, tensors)
+
+def _run(fn: Callable[..., Any], inputs: tuple[Any, ...]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """fn on fresh copies of the inputs: its output, and the gradients of sum(output * u) for each tensor input."""
     fresh = tuple(mg.tensor(a.numpy(), requires_grad=True) if isinstance(a, mg.Tensor) else a for a in inputs)
-    try:
-        with np.errstate(all="ignore"):  # an overflow is reported below, as what it gave
-            got, grads = run(part, fresh, [a for a in fresh if isinstance(a, mg.Tensor)])
-    # the learner's code may fail in any way at a shape its checker never tried: one line, naming the exercise
-    except Exception as error:
-        raise fail(f"运行出错：{type(error).__name__}: {' '.join(str(error).split())}") from error
-    if got.shape != expected.shape:
-        raise fail(f"输出的形状应为 {expected.shape}，你的是 {got.shape}")
-    if got.dtype != expected.dtype:
-        raise fail(f"输出应保持 {expected.dtype}，你的是 {got.dtype}（GPT 用 float32 训练）")
-    for label, a, b in [("输出", got, expected)] + [(f"第 {i} 个输入的梯度", g, e)
-                                                   for i, (g, e) in enumerate(zip(grads, expected_grads))]:
-        if not np.all(np.isfinite(a)):
-            raise fail(f"{label}里出现了 {a[~np.isfinite(a)][0]}（exp 溢出了？先减去每行的最大值）")
-        if not np.allclose(a, b, rtol=RTOL, atol=ATOL):
-            index = np.unravel_index(np.argmax(np.abs(a - b)), a.shape)
-            raise fail(f"{label}的第 {tuple(int(i) for i in index)} 个元素应为 {b[index]:.6g}，你的是 {a[index]:.6g}")
-
-
-def run(fn: Callable[..., Any], inputs: tuple[Any, ...], tensors: list[mg.Tensor]) -> tuple[np.ndarray, list[Any]]:
-    """fn(*inputs) as an array, and the gradients of sum(fn(*inputs) * u) (u fixed) with respect to `tensors`."""
-    y = fn(*inputs)
+    y = fn(*fresh)
     if not isinstance(y, mg.Tensor):
         raise TypeError(f"应返回 mg.Tensor，你的是 {type(y).__name__}")
-    upstream = np.random.default_rng(1).standard_normal(y.shape).astype(np.float32)
-    (y * mg.tensor(upstream)).sum().backward()
-    return y.numpy(), [np.zeros(t.shape, np.float32) if t.grad is None else t.grad.numpy() for t in tensors]
+    u = np.random.default_rng(1).standard_normal(y.shape).astype(y.numpy().dtype)
+    (y * mg.tensor(u)).sum().backward()
+    tensors = [a for a in fresh if isinstance(a, mg.Tensor)]
+    return y.numpy(), [np.zeros(a.shape) if a.grad is None else a.grad.numpy() for a in tensors]
 
 
-def checked_once(part: Callable[..., Any], default: Callable[..., Any], number: str, title: str) -> Callable[..., Any]:
-    """`part`, which on its first call also runs `default` on copies of the same inputs and compares them."""
-    done = False
+def with_affine(normalise: type[mg.Function]) -> Callable[..., mg.Tensor]:
+    """y = normalise(x) * weight + bias: exercise 5.5's Function (x̂, and its hand-derived backward), then the affine."""
+    def layer_norm(x: mg.Tensor, weight: mg.Tensor, bias: mg.Tensor, eps: float = 1e-5) -> mg.Tensor:
+        return normalise.apply(x) * weight + bias
 
-    def first_call_checked(*args: Any) -> Any:
-        nonlocal done
-        if not done:
-            done = True
-            inputs = tuple(mg.tensor(a.numpy(), requires_grad=True) if isinstance(a, mg.Tensor) else a for a in args)
-            with mg.enable_grad():
-                compare_part(part, default, inputs, number, title, "模型第一次前向的真实输入")
-        return part(*args)
-
-    return first_call_checked
+    return layer_norm
 
 
-def batches(train: np.ndarray, batch_size: int, block_size: int, seed: int) -> Callable[[], tuple[Any, Any]]:
-    """A function that draws the next training batch (x, y), each (batch_size, block_size), from a seeded stream."""
+# --------------------------------------------------------------------------------------------------
+# The model: minigpt's names, the learner's parts
+
+
+class Linear(nn.Module):
+    """A Linear's parameters, weight (out, in) and bias (out,); y = x @ weightᵀ + bias (the engine's matmul)."""
+
+    def __init__(self, n_in: int, n_out: int) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(mg.zeros(n_out, n_in))
+        self.bias = nn.Parameter(mg.zeros(n_out))
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        return x @ self.weight.swapaxes(0, 1) + self.bias
+
+
+class Table(nn.Module):
+    """An embedding table's parameter, weight (rows, C)."""
+
+    def __init__(self, rows: int, C: int) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(mg.zeros(rows, C))
+
+
+class Norm(nn.Module):
+    """A LayerNorm's parameters, weight (γ) and bias (β); the normalisation is the learner's (5.5, or 5.2)."""
+
+    def __init__(self, C: int, layer_norm: Callable[..., mg.Tensor]) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(mg.ones(C))
+        self.bias = nn.Parameter(mg.zeros(C))
+        self.layer_norm = layer_norm
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        return self.layer_norm(x, self.weight, self.bias)
+
+
+class Attention(nn.Module):
+    """Multi-head causal self-attention: c_attn, then the learner's heads (5.3) and attention (3.3), then c_proj."""
+
+    def __init__(self, config: GPTConfig, parts: Parts) -> None:
+        super().__init__()
+        self.n_head, self.parts = config.n_head, parts
+        self.c_attn = Linear(config.n_embd, 3 * config.n_embd)
+        self.c_proj = Linear(config.n_embd, config.n_embd)
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        B, T, C = x.shape
+        qkv = self.c_attn(x)  # (B, T, 3C)
+        q, k, v = (self.parts.split_heads(qkv[:, :, i * C:(i + 1) * C], self.n_head)  # (B, nh, T, hs) each
+                   for i in range(3))
+        y = self.parts.causal_attention(q, k, v)  # (B, nh, T, hs)
+        y = y.swapaxes(1, 2).reshape(B, T, C)  # the heads side by side again
+        return self.c_proj(y)
+
+
+class MLP(nn.Module):
+    def __init__(self, config: GPTConfig, parts: Parts) -> None:
+        super().__init__()
+        self.parts = parts
+        self.c_fc = Linear(config.n_embd, 4 * config.n_embd)
+        self.c_proj = Linear(4 * config.n_embd, config.n_embd)
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        return self.parts.mlp(x, self.c_fc.weight, self.c_fc.bias, self.c_proj.weight, self.c_proj.bias)
+
+
+class Block(nn.Module):
+    def __init__(self, config: GPTConfig, parts: Parts, layer_norm: Callable[..., mg.Tensor]) -> None:
+        super().__init__()
+        self.parts = parts
+        self.ln_1 = Norm(config.n_embd, layer_norm)
+        self.attn = Attention(config, parts)
+        self.ln_2 = Norm(config.n_embd, layer_norm)
+        self.mlp = MLP(config, parts)
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        return self.parts.block(x, self.ln_1, self.attn, self.ln_2, self.mlp)
+
+
+class Transformer(nn.Module):
+    def __init__(self, config: GPTConfig, parts: Parts, layer_norm: Callable[..., mg.Tensor]) -> None:
+        super().__init__()
+        self.wte = Table(config.vocab_size, config.n_embd)
+        self.wpe = Table(config.block_size, config.n_embd)
+        self.h = nn.ModuleList([Block(config, parts, layer_norm) for _ in range(config.n_layer)])
+        self.ln_f = Norm(config.n_embd, layer_norm)
+
+
+class YourGPT(nn.Module):
+    """The learner's GPT: minigpt's parameter names (GPT-2's), the learner's parts; lm_head shares wte's weight."""
+
+    def __init__(self, config: GPTConfig, parts: Parts) -> None:
+        super().__init__()
+        self.config, self.parts = config, parts
+        layer_norm = with_affine(parts.layer_norm_function) if parts.writer["layer_norm_function"] == "你" \
+            or parts.writer["layer_norm"] != "你" else parts.layer_norm
+        self.transformer = Transformer(config, parts, layer_norm)
+        self.lm_head = Table(config.vocab_size, config.n_embd)
+        self.lm_head.weight = self.transformer.wte.weight  # tied, as GPT-2 and minigpt
+
+    def forward(self, idx: Any, targets: Any = None) -> tuple[mg.Tensor, mg.Tensor | None]:
+        idx = np.asarray(idx.numpy() if isinstance(idx, mg.Tensor) else idx)
+        x = self.parts.embed(idx, self.transformer.wte.weight, self.transformer.wpe.weight)  # (B, T, C)
+        for block in self.transformer.h:
+            x = block(x)
+        x = self.transformer.ln_f(x)
+        logits = x @ self.lm_head.weight.swapaxes(0, 1)  # (B, T, V)
+        if targets is None:
+            return logits, None
+        targets = np.asarray(targets.numpy() if isinstance(targets, mg.Tensor) else targets)
+        return logits, self.parts.lm_loss(logits, targets)
+
+
+# --------------------------------------------------------------------------------------------------
+# Training: every step the learner's
+
+
+def train(model: YourGPT, parts: Parts, data: np.ndarray, steps: int, batch_size: int, lr: float, warmup: int,
+          seed: int, decay_iters: int | None = None,
+          on_step: Callable[[int, float], None] | None = None) -> list[float]:
+    """Train `model` for `steps` steps with the learner's batches (6.1), schedule (9.5) and step (9.7, AdamW 9.6,
+    clipping at 1, weight decay 0.1 on the matrices, as `minigpt train`): warmup, then cosine decay to lr/10 at
+    `decay_iters` (default: the last step). `on_step(step, loss)` after each step. The loss of each step."""
     rng = np.random.default_rng(seed)
-
-    def draw() -> tuple[np.ndarray, np.ndarray]:
-        starts = rng.integers(0, len(train) - block_size - 1, batch_size)
-        x = np.stack([train[s:s + block_size] for s in starts])
-        return x, np.stack([train[s + 1:s + block_size + 1] for s in starts])  # the next character at each position
-
-    return draw
-
-
-def train_losses(model: GPT, next_batch: Callable[[], tuple[Any, Any]], steps: int, lr: float,
-                 warmup: int = 0) -> list[float]:
-    """Train `model` with AdamW for `steps` steps (linear warmup, then cosine decay to lr/10); the loss at each step."""
-    optimizer = mg.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.99), weight_decay=0.1)
+    T = model.config.block_size
+    state: dict = {}
     losses = []
     for step in range(steps):
-        if step < warmup:
-            rate = lr * (step + 1) / warmup
-        else:
-            rate = lr / 10 + (lr - lr / 10) * 0.5 * (1 + np.cos(np.pi * (step - warmup) / max(1, steps - warmup)))
-        for group in optimizer.param_groups:
-            group["lr"] = float(rate)
-        x, y = next_batch()
+        starts = rng.integers(0, len(data) - T - 1, batch_size)
+        x, y = parts.make_batch(data, starts, T)
+        rate = parts.lr_at(step, lr, warmup, steps if decay_iters is None else decay_iters, lr / 10)
+        losses.append(float(parts.train_step(model, x, y, state, rate, grad_clip=1.0, weight_decay=0.1)))
+        if on_step is not None:
+            on_step(step, losses[-1])
+    return losses
+
+
+def train_minigpt(model: nn.Module, data: np.ndarray, steps: int, batch_size: int, lr: float, warmup: int,
+                  seed: int) -> list[float]:
+    """The same loop on minigpt's own pieces (its AdamW, clip_grad_norm_, cosine_with_warmup), on the same batches."""
+    rng = np.random.default_rng(seed)
+    T = model.config.block_size
+    decay = [p for p in model.parameters() if p.ndim >= 2]
+    rest = [p for p in model.parameters() if p.ndim < 2]
+    optimizer = mg.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": rest, "weight_decay": 0.0}],
+                               lr=lr, betas=(0.9, 0.99))
+    losses = []
+    for step in range(steps):
+        starts = rng.integers(0, len(data) - T - 1, batch_size)
+        x = np.stack([data[s:s + T] for s in starts])
+        y = np.stack([data[s + 1:s + T + 1] for s in starts])
+        mg.optim.set_lr(optimizer, mg.optim.cosine_with_warmup(step, lr, warmup, steps, lr / 10))
         # forward
         _, loss = model(x, y)
         # backward

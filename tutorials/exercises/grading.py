@@ -9,6 +9,8 @@ Read next: checks/lecture00.py, the first lecture's checkers.
 
 from __future__ import annotations
 
+import importlib
+import inspect
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -17,6 +19,7 @@ from typing import Any
 import numpy as np
 
 import minigrad as mg
+from tutorials.exercises import refusal
 
 LEVELS = {1: "★", 2: "★★", 3: "★★★"}  # retype and run; write it yourself; derive, then write
 # An open task on the yardstick is graded on the development split on every attempt, and on the yardstick once.
@@ -37,9 +40,12 @@ class Exercise:
     title: str
     level: int
     check: Callable[[Any], str | None]
-    # The library functions this exercise asks the learner to write: (owner, attribute, what it is), each made
-    # to raise while the exercise is graded (see `shortcuts_forbidden`).
+    # Library functions the answer may not call: (owner, attribute, what it is), each made to raise while the
+    # exercise is graded (see `shortcuts_forbidden`); for the open tasks, the yardstick's loaders.
     forbids: tuple[tuple[Any, str, str], ...] = ()
+    # Answers that pass by calling the library code that does the exercise's job (shortcuts.py): what they reach
+    # and the reference solution does not is found, and refused to the answer under every name (refusal.py).
+    shortcuts: tuple[Any, ...] = ()
     # An open task (the last ★★★ of each lecture): an experiment with a measurable target, graded by what the
     # answer achieves, not by equality with one reference. Many answers reach the target, so mutation testing
     # (mutants.py) leaves it out; its wrong answers are tested one by one instead.
@@ -83,7 +89,7 @@ def _run(exercise: Exercise, check: Callable[[Any], str | None], answer: Any) ->
         return Result(exercise, "blank", "还没填：把 None 换成你的答案")
     try:
         # a wrong answer may overflow: the verdict says so in words
-        with np.errstate(all="ignore"), shortcuts_forbidden(exercise):
+        with np.errstate(all="ignore"), shortcuts_forbidden(exercise, answer):
             remark = check(answer)
     except NotImplementedError as blank:
         return Result(exercise, "blank", one_line(blank) or "还没写：把 raise NotImplementedError 换成你的代码")
@@ -100,37 +106,51 @@ class Shortcut(Wrong):
 
 
 @contextmanager
-def shortcuts_forbidden(exercise: Exercise) -> Iterator[None]:
-    """While the block runs, each attribute in `exercise.forbids` is replaced by a function that raises `Shortcut`.
+def shortcuts_forbidden(exercise: Exercise, answer: Any = None) -> Iterator[None]:
+    """While the block runs, the library code that does the exercise's job refuses to run for the answer.
 
-    This is test-time patching inside the grader, and nowhere else: an exercise that asks for softmax cannot be
-    answered by calling minigrad's softmax. Every attribute is put back when the block ends, even on an error;
-    one that was inherited (not in the owner's own __dict__) is deleted again, so the inherited one shows through.
+    That code is what `exercise.forbids` names, and what its shortcut answers reach that its reference solution
+    does not, under every name and import path (refusal.py). The checker itself may still call it. An answer that
+    caught a refusal and went on still fails. Every function is put back when the block ends, even on an error.
     """
-    missing = object()
-    saved = []  # (owner, name, what was in its own __dict__), for every attribute replaced so far
-    try:
+    codes, named = forbidden_code(exercise)
+    message = f"练习 {exercise.number} 要求你自己写出这一步，不能调用 {{}}".format
+    with refusal.refusing(codes, named, message, Shortcut, answer) as refusals:
+        try:
+            yield
+        # whatever went wrong after a refusal (the answer caught it and failed otherwise), the verdict is the refusal
+        except Exception:
+            if refusals:
+                raise Shortcut(refusals[0]) from None
+            raise
+    if refusals:
+        raise Shortcut(refusals[0])
+
+
+_FORBIDDEN: dict[str, tuple[set[Any], dict[Any, str]]] = {}
+
+
+def forbidden_code(exercise: Exercise) -> tuple[set[Any], dict[Any, str]]:
+    """(the code objects refused while `exercise` is graded, the names some of them are refused under); cached."""
+    if not (exercise.forbids or exercise.shortcuts):
+        return set(), {}
+    if exercise.number not in _FORBIDDEN:
+        named = {}
         for owner, name, what in exercise.forbids:
-            original = owner.__dict__.get(name, missing)
-            refusal = _refusal(exercise.number, what, is_property=isinstance(original, property))
-            setattr(owner, name, refusal)
-            saved.append((owner, name, original))
-        yield
-    finally:
-        for owner, name, original in reversed(saved):
-            if original is missing:
-                delattr(owner, name)
-            else:
-                setattr(owner, name, original)
+            function = refusal.function_of(inspect.getattr_static(owner, name))
+            named[function.__code__] = what
+        codes = set(named)
+        if exercise.shortcuts:
+            lecture = f"{int(exercise.number.split('.')[0]):02d}"
+            reference = getattr(importlib.import_module(f"tutorials.solutions.lecture{lecture}"), exercise.name)
 
+            def check(answer: Any) -> Any:
+                with np.errstate(all="ignore"):
+                    return exercise.check(answer)
 
-def _refusal(number: str, what: str, is_property: bool) -> Any:
-    message = f"练习 {number} 要求你自己写出这一步，不能调用 {what}"
-
-    def refuse(*args: Any, **kwargs: Any) -> Any:
-        raise Shortcut(message)
-
-    return property(refuse) if is_property else refuse
+            codes |= refusal.job_code(reference, exercise.shortcuts, check, exercise.name)
+        _FORBIDDEN[exercise.number] = codes, named
+    return _FORBIDDEN[exercise.number]
 
 
 # --------------------------------------------------------------------------------------------------

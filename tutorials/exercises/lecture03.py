@@ -18,6 +18,7 @@ import minigrad as mg
 # 练习 3.1 ★ 数值稳定的 softmax
 # 沿最后一维做 softmax，只用基本运算（不许调用 .softmax 或 F.softmax）。
 # 输入里可能有 1000 这样的大数：exp(1000) 会溢出。先减去每行的最大值——softmax(x − c) = softmax(x)。
+# 这个答案会装进你自己的 GPT（第 09 讲，tutorials/09_capstone.py）：注意力里的 softmax（你的 3.3 调用它）。
 def softmax(x: mg.Tensor) -> mg.Tensor:
     raise NotImplementedError
 
@@ -31,7 +32,11 @@ def attention(q: mg.Tensor, k: mg.Tensor, v: mg.Tensor) -> mg.Tensor:
 
 # 练习 3.3 ★★ 因果注意力
 # 同 3.2，但 Tq == Tk，并且位置 i 只能看见位置 j ≤ i：在 softmax 之前，把 j > i 的分数设成 −∞。
+# softmax 用你在 3.1 写的 softmax（上面那个函数；检查这一题时 minigrad 自己的 softmax 会拒绝运行）。
 # 提示：np.triu(np.ones((T, T), dtype=bool), k=1) 在对角线以上为 True；Tensor.masked_fill(mask, value)。
+# 这个函数会装进你的 GPT（第 09 讲）：那里的 q、k、v 是四维的 (B, nh, T, hs)，检查器也会这样试——
+# 时间那一维用 q.shape[-2]，缩放用 q.shape[-1]（不要写死成 shape[1]、shape[2]）。
+# 这个答案会装进你自己的 GPT（第 09 讲，tutorials/09_capstone.py）：每个 Block 的因果注意力。
 def causal_attention(q: mg.Tensor, k: mg.Tensor, v: mg.Tensor) -> mg.Tensor:
     raise NotImplementedError
 

@@ -28,6 +28,7 @@ def block_parameters(n_embd: int) -> int:
 # 练习 5.2 ★ LayerNorm 的前向
 # 对 x 的最后一维归一化：x̂ = (x − μ) / √(σ² + eps)，σ² = mean((x − μ)²)（除以 n，不是 n − 1），
 # 再乘 weight、加 bias。x (..., C)，weight、bias (C,)。
+# 这个答案会装进你自己的 GPT（第 09 讲，tutorials/09_capstone.py）：5.5 没通过时的 LayerNorm。
 def layer_norm(x: mg.Tensor, weight: mg.Tensor, bias: mg.Tensor, eps: float = 1e-5) -> mg.Tensor:
     raise NotImplementedError
 
@@ -35,6 +36,7 @@ def layer_norm(x: mg.Tensor, weight: mg.Tensor, bias: mg.Tensor, eps: float = 1e
 # 练习 5.3 ★★ 把通道切成几个头
 # x (B, T, C) -> (B, n_head, T, hs)，hs = C // n_head：第 h 个头拿到的是每个位置第 h*hs .. (h+1)*hs − 1 个通道。
 # 提示：先 reshape 成 (B, T, n_head, hs)，再交换第 1、2 维。
+# 这个答案会装进你自己的 GPT（第 09 讲，tutorials/09_capstone.py）：每个 Block 里把 q、k、v 切成头。
 def split_heads(x: mg.Tensor, n_head: int) -> mg.Tensor:
     raise NotImplementedError
 
@@ -54,6 +56,7 @@ def causal_self_attention(x: mg.Tensor, c_attn_weight: mg.Tensor, c_attn_bias: m
 # 练习 5.5 ★★★ LayerNorm 的反向传播（不带 weight、bias）
 # 前向已经写好，存下了 x̂ 和 rstd = 1/√(σ² + eps)。推导 backward：μ 和 σ 都依赖 x 的每一个元素，
 # 所以 gx 不只是 gy·rstd。结果可以写成 rstd · (gy − mean(gy) − x̂ · mean(gy · x̂))，试着自己推出来。
+# 这个答案会装进你自己的 GPT（第 09 讲，tutorials/09_capstone.py）：每个 LayerNorm 的反向传播（ln_1、ln_2、ln_f）。
 class LayerNorm(mg.Function):
     """y = (x - mean) / sqrt(var + eps) over the last axis."""
 

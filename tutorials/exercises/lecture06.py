@@ -15,6 +15,7 @@ import numpy as np
 # 练习 6.1 ★ 一批训练数据
 # data 是整段文本的词元编号（一维整数数组）。对 starts 里的每个起点 s，输入是 data[s : s + block_size]，
 # 答案是它后面错一位的那一段。返回 (x, y)，形状都是 (len(starts), block_size)。
+# 这个答案会装进你自己的 GPT（第 09 讲，tutorials/09_capstone.py）：训练循环的每一批数据。
 def make_batch(data: np.ndarray, starts: np.ndarray, block_size: int) -> tuple[np.ndarray, np.ndarray]:
     raise NotImplementedError
 
@@ -44,6 +45,7 @@ def top_p_probs(logits: np.ndarray, p: float) -> np.ndarray:
 # 依次：logits 除以 temperature → 若给了 top_k，只留前 k 个 → 若给了 top_p，在剩下的里面再按 top-p 筛 →
 # 用 rng（np.random.Generator）按概率抽一个候选，返回它的下标（int）。temperature == 0 时不采样，直接返回最大的那个。
 # 检查器会抽几千次，看每个候选出现的频率是否符合应有的分布。可以用上 6.3、6.4。
+# 这个答案会装进你自己的 GPT（第 09 讲，tutorials/09_capstone.py）：续写时抽下一个字。
 def sample_next(logits: np.ndarray, rng: np.random.Generator, temperature: float = 1.0, top_k: int | None = None,
                 top_p: float | None = None) -> int:
     raise NotImplementedError

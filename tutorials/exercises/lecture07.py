@@ -54,6 +54,7 @@ def gpt_parameters(vocab_size: int, block_size: int, n_layer: int, n_embd: int) 
 # 提示：同一个窗口里的字符不是彼此独立的，不同窗口才近似独立；而两个模型读的是同一段文本——
 # 先逐窗口求出“a 的平均 − b 的平均”，得到 N 个数，gap 是它们的平均，stderr 是它们的样本标准差（除以 N − 1）再除以 √N。
 # （tutorials/yardstick.py 的 `Score.gap` 就做这件事；先自己写，别偷看。）
+# 这个答案会装进你自己的 GPT（第 09 讲，tutorials/09_capstone.py）：把你的 GPT 放上梯子时的逐窗口差距。
 def paired_gap(losses_a: np.ndarray, losses_b: np.ndarray) -> tuple[float, float]:
     raise NotImplementedError
 

@@ -3,7 +3,9 @@
 A mutant is a reference solution with one small mistake of the kind a learner makes, written into its syntax
 tree: an axis flipped (-1 <-> 0), a term dropped, a slice or a mask off by one, a scale left out (a division
 by sqrt dropped), a sign flipped, a gradient cut (.detach(), .data), two statements in the wrong order (top-p before
-top-k), < for <=, max for min, mean for sum, a nonlinearity or a transpose forgotten. A checker worth its name
+top-k), < for <=, max for min, mean for sum, a nonlinearity or a transpose forgotten, an axis or a shape counted from
+the front (axis=1, q.shape[2]: right on the checker's small inputs, wrong at a GPT's (B, nh, T, hs)), and the
+library's own function called instead (each exercise's shortcut answers, shortcuts.py). A checker worth its name
 rejects nearly every mutant of its exercise; tests/test_exercise_mutants.py holds each lecture to 95%.
 
 A mutant that computes exactly what the solution computes cannot be rejected by any checker: such equivalent
@@ -51,6 +53,24 @@ EQUIVALENT = {
         "the two statements write disjoint columns of pe (even and odd): either order fills the same table",
     "6.6 cached_attention_step+1 moved later: cache['k'].append(k)":
         "appending the key after the value instead of before: two separate lists, both full before they are read",
+    "2.3 attention_context+3:29 axis from the front: axis=-1 → axis=1":
+        "the scores are (B, L), two axes, as the exercise says: axis 1 is the last one",
+    "7.2 greedy_generate+4:51 axis from the front: axis=-1 → axis=1":
+        "the last position's logits are (B, V), two axes: axis 1 is the last one",
+    "9.4 lm_loss+4:32 axis from the front: axis=-1 → axis=1":
+        "the logits were reshaped to (B·T, V), two axes: axis 1 is the last one",
+    "9.4 lm_loss+3:18 axis from the front: dim=-1 → dim=1":
+        "the logits were reshaped to (B·T, V), two axes: dim 1 is the last one",
+    "5.6 post_ln_block+5:8 shape from the front: x.shape[-1] → x.shape[2]":
+        "x is the residual stream (B, T, C), as the exercise says: x.shape[2] is x.shape[-1]",
+    "9.4 lm_loss+3:12 call dropped: z.max(dim=-1, keepdim=True).values.detach() → z.max(dim=-1, keepdim=True).values":
+        "the cut is on the shift: log-softmax(z - c) does not depend on c, so no gradient flows through c anyway",
+    "9.5 lr_at+1:7 comparison: step < warmup_iters → step <= warmup_iters":
+        "at step == warmup_iters both branches give max_lr: (w + 1)/(w + 1) and the cosine at r = 0",
+    "9.5 lr_at+3:7 comparison: step > decay_iters → step >= decay_iters":
+        "at step == decay_iters both branches give min_lr: the cosine at r = 1 is min_lr",
+    "9.7 train_step+3 moved later (by 2): _, loss = model(x, y)":
+        "the forward after clearing the gradients instead of before: the forward neither reads nor writes .grad",
 }
 
 
@@ -103,6 +123,12 @@ def _expression_mutations(node: ast.AST, tensors: set[str]) -> Iterator[tuple[st
     if value is not None and abs(value) <= 4:  # small integers: axes (-1 <-> 0), offsets, slice ends, mask diagonals
         for other in (value - 1, value + 1):
             yield "axis flipped" if {value, other} == {-1, 0} else "off by one", _literal(other)
+    if isinstance(node, ast.keyword) and node.arg in ("axis", "dim") and _int(node.value) == -1:
+        yield "axis from the front", ast.keyword(node.arg, ast.Constant(1))  # right on 2-D, the time axis on 3-D
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape" \
+            and _int(node.slice) in (-1, -2):
+        front = 2 if _int(node.slice) == -1 else 1  # right for (B, T, hs); the time axis (or heads) on (B, nh, T, hs)
+        yield "shape from the front", ast.Subscript(node.value, ast.Constant(front), node.ctx)
     if isinstance(node, ast.Attribute) and node.attr in SWAPS:
         yield "swapped name", ast.Attribute(node.value, SWAPS[node.attr], node.ctx)
     if isinstance(node, ast.Attribute) and node.attr == "T":
@@ -264,12 +290,15 @@ def mutants(lecture: str, cap: int = CAP) -> list[Mutant]:
             body = [*tree.body[:position], mutated, *tree.body[position + 1:]]
             answer = _answer(ast.Module(body=body, type_ignores=[]), filename, exercise.name)
             found.append(Mutant(exercise, description, answer))
+        for i, shortcut in enumerate(exercise.shortcuts):  # the library called instead of the learner's own code
+            found.append(Mutant(exercise, f"{exercise.number} {exercise.name} library shortcut {i}", shortcut))
     return found
 
 
 def _spread(mine: list[tuple[str, int, ast.AST]], most: int) -> list[tuple[str, int, ast.AST]]:
-    """At most `most` mutants: every one of the rare kinds (steps reordered, < for <=), then others evenly spaced."""
-    rare = [m for m in mine if " moved later" in m[0] or " comparison:" in m[0]]
+    """At most `most` mutants: every one of the rare kinds (steps reordered, < for <=, an axis or a shape counted
+    from the front), then others evenly spaced."""
+    rare = [m for m in mine if any(f" {kind}" in m[0] for kind in ("moved later", "comparison:", "from the front"))]
     common = [m for m in mine if m not in rare]
     room = max(0, most - len(rare))
     step = max(1.0, len(common) / room) if room else float("inf")

@@ -22,7 +22,7 @@ def causal_attention(q: mg.Tensor, k: mg.Tensor, v: mg.Tensor) -> mg.Tensor:
     T = q.shape[-2]
     scores = q @ k.swapaxes(-1, -2) / math.sqrt(q.shape[-1])  # (B, T, T)
     future = np.triu(np.ones((T, T), dtype=bool), k=1)  # True where key j comes after query i
-    return scores.masked_fill(future, -np.inf).softmax(axis=-1) @ v
+    return softmax(scores.masked_fill(future, -np.inf)) @ v  # 3.1's softmax: the one in your GPT
 
 
 def score_std(d_k: int, scaled: bool) -> float:

@@ -82,6 +82,14 @@ def check_softmax_backward(Softmax) -> str:
         (gy * y, "只剩 gy·y：还要减去 y·Σ(gy·y)，因为 y 的分母里有所有的 x"),
     ])
     expect_gradcheck(lambda x: Softmax.apply(x), [x], "Softmax")
+    x, gy = rng.standard_normal((2, 3, 5)), rng.standard_normal((2, 3, 5))  # attention's scores: more than 2-D
+    y = softmax(x)
+    (gx,) = function_backward(Softmax, [x], gy)
+    compare(gx, y * (gy - (gy * y).sum(axis=-1, keepdims=True)), "三维输入上 x 的梯度", suspects=[
+        (softmax(x, axis=1), "forward 应沿最后一维（axis=-1）：二维时 axis=1 恰好是它，三维时不是"),
+        (y * (gy - (gy * y).sum(axis=1, keepdims=True)),
+         "Σ gy·y 应沿最后一维（axis=-1）：二维时 axis=1 恰好是它，三维时不是"),
+    ])
     return "通过：dx = y ⊙ (gy − Σ gy⊙y)，不需要构造 V×V 的雅可比矩阵"
 
 
@@ -108,6 +116,10 @@ def check_attention(attention) -> str:
             (_attention(q, k, v, scale=d), f"应除以 √d（= {math.sqrt(d):.3g}），你的像是除以了 d"),
             (_attention(q, k, v, axis=-2), "softmax 应沿 key 那一维（最后一维）：每个 query 的权重加起来等于 1"),
         ])
+    q, k, v = (rng.standard_normal((2, 3, 4, 5)) for _ in range(3))  # heads: (B, nh, T, hs), T != hs
+    compare(_call(attention, q, k, v), _attention(q, k, v), "四维 (B, nh, T, hs) 输入的输出", suspects=[
+        (_attention(q, k, v, scale=2.0), "应除以 √hs（q.shape[-1] = 5），你的像是除以了 √T（q.shape[2] = 4）"),
+    ])
     q, k, v = (rng.standard_normal((1, 3, 4)) for _ in range(3))
     expect_gradcheck(attention, [q, k, v], "attention")
     return "通过：和 F.scaled_dot_product_attention 算的是同一个东西"
@@ -134,6 +146,16 @@ def check_causal_attention(causal_attention) -> str:
     ])
     q, k, v = (rng.standard_normal((1, 4, 3)) for _ in range(3))
     expect_gradcheck(causal_attention, [q, k, v], "causal_attention")
+    # At a GPT's shapes: (B, nh, T, hs) with T != hs, where shape[1], shape[2] and shape[-1] all differ
+    B, nh, T, hs = 2, 3, 6, 4
+    q, k, v = (rng.standard_normal((B, nh, T, hs)) for _ in range(3))
+    future = np.triu(np.ones((T, T), dtype=bool), k=1)
+    compare(_call(causal_attention, q, k, v), _attention(q, k, v, mask=future), "四维 (B, nh, T, hs) 输入的输出",
+            suspects=[(_attention(q, k, v, scale=math.sqrt(T), mask=future),
+                       f"应除以 √hs（q.shape[-1] = {hs}），你的像是除以了 √T"
+                       f"（q.shape[2] = {T}：四维时它是时间那一维）"),
+                      (_attention(q, k, v, scale=math.sqrt(nh), mask=future),
+                       f"应除以 √hs（q.shape[-1] = {hs}），你的像是除以了 √{nh}（q.shape[1]：四维时它是头数）")])
     return "通过：改动后面的词元，前面位置的输出一点都不会变"
 
 

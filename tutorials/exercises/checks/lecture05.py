@@ -66,6 +66,16 @@ def check_layer_norm(layer_norm) -> str:
         (_layer_norm(x, w, 0.0), "忘了加 bias"),
     ])
     expect_gradcheck(lambda x, w, b: layer_norm(x, w, b), [x[:2, :4], w[:4], b[:4]], "layer_norm")
+    # At a GPT's shapes: the residual stream (B, T, C) and a 4-D batch, with every axis a different length
+    for shape in ((2, 5, 7), (2, 3, 5, 7)):
+        x = rng.standard_normal(shape) * 2 + 0.5
+        w, b = rng.standard_normal(shape[-1]), rng.standard_normal(shape[-1])
+        got = expect_tensor(layer_norm(*[mg.tensor(a, dtype="float64") for a in (x, w, b)]), "layer_norm 的结果")
+        compare(got, _layer_norm(x, w, b), f"形状 {shape} 的输入的输出", suspects=[
+            (_layer_norm(x, w, b, axis=1), f"应沿最后一维（axis=-1）归一化：二维时 axis=1 恰好是最后一维，"
+                                           f"可在 GPT 的 {shape} 上 axis=1 是时间那一维，你在跨位置求平均"),
+            (_layer_norm(x, w, b, axis=0), "应在每个位置自己的特征上（最后一维）归一化，你沿的是第 0 维"),
+        ])
     return "通过：和 F.layer_norm 算的一样"
 
 
@@ -143,6 +153,15 @@ def check_layer_norm_backward(LayerNorm) -> str:
          "两项应是平均（mean），不是求和：μ 和 σ² 都是对 C 个元素取平均"),
     ])
     expect_gradcheck(lambda x: LayerNorm.apply(x), [x], "LayerNorm")
+    # At a GPT's shapes: the residual stream (B, T, C), T != C, where axis=1 is time and not the channels
+    x, gy = rng.standard_normal((2, 5, 7)) * 2 + 1, rng.standard_normal((2, 5, 7))
+    xhat = (x - x.mean(axis=-1, keepdims=True)) / np.sqrt(x.var(axis=-1, keepdims=True) + 1e-5)
+    rstd = 1 / np.sqrt(x.var(axis=-1, keepdims=True) + 1e-5)
+    (gx,) = function_backward(LayerNorm, [x], gy)
+    compare(gx, rstd * (gy - gy.mean(axis=-1, keepdims=True) - xhat * (gy * xhat).mean(axis=-1, keepdims=True)),
+            "三维输入 (B, T, C) 上 x 的梯度", suspects=[
+                (rstd * (gy - gy.mean(axis=1, keepdims=True) - xhat * (gy * xhat).mean(axis=1, keepdims=True)),
+                 "平均应沿最后一维（axis=-1）：二维时 axis=1 恰好是它，在 GPT 的 (B, T, C) 上却是时间那一维")])
     return "通过：gx 的每一行加起来是 0，和 x̂ 的点积也是 0——归一化把这两个方向“抹掉”了"
 
 
@@ -277,8 +296,12 @@ def check_deep_net(deep_net) -> str:
     return f"通过：{DEPTH} 层的网络学得动了，{len(errors)} 个种子上的测试误差 {shown}（一条直线约为 1）"
 
 
+# Counting a model's parameters with the library is the shortcut: the formula is the exercise.
+COUNTERS = tuple((mg.nn.Module, name, f"Module.{name}（参数个数要你自己用公式数出来）")
+                 for name in ("parameters", "named_parameters", "num_parameters", "state_dict"))
+
 EXERCISES = [
-    Exercise("5.1", "block_parameters", "一个 block 的参数个数", 2, check_block_parameters),
+    Exercise("5.1", "block_parameters", "一个 block 的参数个数", 2, check_block_parameters, forbids=COUNTERS),
     Exercise("5.2", "layer_norm", "LayerNorm 的前向", 1, check_layer_norm),
     Exercise("5.3", "split_heads", "把通道切成几个头", 2, check_split_heads),
     Exercise("5.4", "causal_self_attention", "合上讲义重写多头因果自注意力", 2, check_causal_self_attention, forbids=(

@@ -257,12 +257,16 @@ def final_choose_mix(choose_mix) -> str:
     return f"通过：{_score_mix(_mix_weight(choose_mix), final=True)}"
 
 
+# Counting a model's parameters with the library is the shortcut: the formula is the exercise.
+COUNTERS = tuple((mg.nn.Module, name, f"Module.{name}（参数个数要你自己用公式数出来）")
+                 for name in ("parameters", "named_parameters", "num_parameters", "state_dict"))
+
 EXERCISES = [
     Exercise("7.1", "MATCH", "配对：毛病 → 补法", 1, check_match),
     Exercise("7.2", "greedy_generate", "贪心生成", 2, check_greedy_generate, forbids=(
         (GPT, "generate", "model.generate"),)),
     Exercise("7.3", "kv_cache_floats", "KV 缓存有多大", 2, check_kv_cache_floats),
-    Exercise("7.4", "gpt_parameters", "整个 GPT 有多少参数", 3, check_gpt_parameters),
+    Exercise("7.4", "gpt_parameters", "整个 GPT 有多少参数", 3, check_gpt_parameters, forbids=COUNTERS),
     Exercise("7.5", "paired_gap", "两个模型在同一把尺子上差多少", 2, check_paired_gap, forbids=(
         (Score, "gap", "tutorials.yardstick 的 Score.gap"), (Score, "stderr", "tutorials.yardstick 的 Score.stderr"))),
     Exercise("7.6", "choose_mix", "开放题：把 GPT 和 Kneser-Ney 混起来", 3, check_choose_mix, open=True,

@@ -1,18 +1,21 @@
 """The run that tests lecture 07 §5's predicted crossing of Kneser-Ney: its command (tutorials/scaling.py), the
-builder that scores it (tutorials/builders/kneser_ney_run.py), and its shipped record
-(tutorials/records/kneser_ney_run.json).
+builder that scores it and exports its weights (tutorials/builders/kneser_ney_run.py), its shipped record
+(tutorials/records/kneser_ney_run.json) and its shipped weights (tutorials/pretrained/kneser_ney/).
 Read next: test_scaling.py, which checks the prediction this run tests.
 """
 
+import hashlib
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+import minigrad as mg
+from minigpt.checkpoint import load_model
 from minigpt.cli import build_parser
 from tutorials import scaling, yardstick
 from tutorials.builders import kneser_ney_run
-from tutorials.yardstick import Score
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -78,17 +81,49 @@ def test_the_readme_and_lecture_07_show_the_predicted_long_run():
     assert "scaling.long_run_command(cheapest_width, cross_iters)" in lecture
 
 
-@pytest.mark.skipif(not scaling.LONG_RUN.exists(), reason="no long-run record shipped")
+def test_exported_weights_load_as_the_run_they_came_from(tmp_path, monkeypatch):
+    """export_weights writes what load_long_run_gpt reads: the same GPT as the run's own checkpoint, logit for logit."""
+    from minigpt.train import TrainConfig, train
+
+    config = {flag.replace("-", "_"): value for flag, value in scaling.long_run_flags(32, 2).items()}
+    train(TrainConfig(out_dir=str(tmp_path / "run"), **{**config, "eval_iters": 1}))
+    kneser_ney_run.export_weights(tmp_path / "run", tmp_path / "shipped")
+    assert sorted(p.name for p in (tmp_path / "shipped").iterdir()) == ["config.json", "model.safetensors",
+                                                                         "tokenizer.json"]  # no optimizer state
+    sha = hashlib.sha256((tmp_path / "shipped" / "model.safetensors").read_bytes()).hexdigest()
+    monkeypatch.setattr(scaling, "load_long_run", lambda: {"model_sha256": sha})  # as if the record named this run
+    shipped = scaling.load_long_run_gpt(tmp_path / "shipped")
+    original, _ = load_model(tmp_path / "run")
+    x = np.arange(2 * 64).reshape(2, 64) % 75
+    assert not shipped.training
+    np.testing.assert_array_equal(shipped(x)[0].numpy(), original(x)[0].numpy())
+
+
+@pytest.mark.skipif(not scaling.LONG_RUN_GPT.exists(), reason="no long-run weights shipped")
+def test_weights_other_than_the_recorded_runs_are_refused(tmp_path):
+    folder = tmp_path / "kneser_ney"
+    shutil.copytree(scaling.LONG_RUN_GPT, folder)
+    assert scaling.load_long_run_gpt(folder).num_parameters() == scaling.load_long_run()["parameters"]
+    weights = folder / "model.safetensors"
+    state = mg.load(weights)
+    name = sorted(state)[0]
+    state[name] = state[name] * 1.001  # a slightly different model, saved properly
+    mg.save(state, weights)
+    with pytest.raises(ValueError, match="SHA-256.*not that run's weights"):
+        scaling.load_long_run_gpt(folder)
+
+
+@pytest.mark.skipif(not scaling.LONG_RUN_GPT.exists(), reason="no long-run weights shipped")
 def test_the_record_is_of_the_predicted_run_and_passes_kneser_ney():
-    record, losses = scaling.load_long_run()
+    record = scaling.load_long_run()
     _, width, iters = predicted_run()
     assert record["command"].startswith(scaling.long_run_command(width, iters) + " ")  # the very run predicted
     assert (record["settings"]["n_embd"], record["settings"]["max_iters"]) == (width, iters)
     assert record["evaluations"][-1]["iter"] == iters and record["tokens"] == iters * 32 * 64
     ys = yardstick.load()
     y = record["yardstick"]
-    assert y["fingerprint"] == ys.fingerprint and losses.shape == ys.y.shape  # scored on these windows
-    score = Score(losses)  # the shipped losses are the recorded score
+    assert y["fingerprint"] == ys.fingerprint  # scored on these windows
+    score = ys.score_logits(scaling.load_long_run_gpt())  # the shipped weights, scored now, give the recorded score
     assert score.nats == pytest.approx(y["nats"], abs=1e-4) and score.stderr == pytest.approx(y["stderr"], abs=1e-4)
     assert y["gap_vs_kneser_ney"] < -2 * y["gap_vs_kneser_ney_err"]  # below Kneser-Ney, as lecture 07 §5 asserts
     assert y["nats"] < y["kneser_ney_nats"] < y["ngram_nats"]
@@ -96,8 +131,9 @@ def test_the_record_is_of_the_predicted_run_and_passes_kneser_ney():
 
 @pytest.mark.skipif(not scaling.LONG_RUN.exists(), reason="no long-run record shipped")
 def test_the_readme_reports_the_recorded_long_run():
-    record, _ = scaling.load_long_run()
+    record = scaling.load_long_run()
     y = record["yardstick"]
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert f"**{y['nats']:.3f}**" in readme
     assert f"{y['gap_vs_kneser_ney']:+.3f} ± {y['gap_vs_kneser_ney_err']:.3f}".replace("-", "−") in readme
+    assert f"({record['training_seconds']:,.0f} s of training" in readme

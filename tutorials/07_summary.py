@@ -883,12 +883,14 @@ print(f"记录里写着：一起拟合的均方根误差 {joint.rmse:.3f}，预�
 #
 # 预测要被检验过才算数。上面打印的那条长训练命令真的跑过一遍：在一台空闲的 2 核 Intel Xeon 上，两个 BLAS 线程，
 # 装了 `[fast]`，训练循环用了不到一个小时（时间和速度记在记录里，下面打印）。
-# 训练完，`tutorials/builders/kneser_ney_run.py` 在尺子上给它打分。
-# 记录随课程附带：`tutorials/records/kneser_ney_run.json` 存着命令、机器、时间和每次评估，
-# `kneser_ney_run.npz` 存着它在尺子上每个字符的损失——有了后者，这里就能在同一批窗口上，
-# 用本讲自己的 Kneser-Ney 重新做一遍逐窗口比较，不必相信记录里写好的差距。
+# 训练完，`tutorials/builders/kneser_ney_run.py` 在尺子上给它打了分。两样东西随课程附带：
+# `tutorials/records/kneser_ney_run.json` 存着命令、机器、时间、每次评估和权重文件的 SHA-256；
+# `tutorials/pretrained/kneser_ney/` 存着训练好的权重（5 MB，不带优化器的状态：只有接着训练才用得上它）。
+# 有了权重，就不必相信记录里写好的分数：像在 PyTorch 里那样，先按配置搭好模型，再 `load_state_dict`
+# （`scaling.load_long_run_gpt`），在尺子上当场重新打分，再用本讲自己的 Kneser-Ney 逐窗口比较。
 #
-# 读回来先核对两件事：它跑的正是上面从曲线预测出的那条命令；它打分用的正是这把尺子。
+# 读回来先核对几件事：它跑的正是上面从曲线预测出的那条命令；权重正是那次训练写下的（SHA-256 对得上）；
+# 当场打出的分和记录里的一样。
 #
 # **先猜一猜**：这个 GPT 会在尺子上越过 Kneser-Ney 吗？想想上面说的两个折扣：外推了十几倍，还要把训练文本读七八遍。
 
@@ -897,10 +899,11 @@ my_guesses.guess("long_run_beats_kn", "还没猜", "预测的那次长训练会�
                  options=["会", "不会"])  # 换成你的猜测
 
 # %%
-long_record, long_losses = scaling.load_long_run()
+long_record = scaling.load_long_run()
 assert long_record["command"].split()[:len(long_run.split())] == long_run.split()  # 正是上面预测出的那条命令
-assert long_record["yardstick"]["fingerprint"] == ys.fingerprint  # 同一把尺子
-long_score = yardstick.Score(long_losses)
+long_model = scaling.load_long_run_gpt()  # 核对权重的 SHA-256，按 config.json 搭好 GPT，再 load_state_dict
+long_score = ys.score_logits(long_model)  # 当场打分：尺子上每个字符的损失
+assert abs(long_score.nats - long_record["yardstick"]["nats"]) < 1e-4  # 和记录里的分数一样
 long_gap, long_err = long_score.gap(kn_rung.score)  # 逐窗口：它减 Kneser-Ney
 long_settings = long_record["settings"]
 long_weights = scaling.matmul_weights(long_settings["n_layer"], long_settings["n_embd"], V)
@@ -985,8 +988,19 @@ assert long_near > 2 * near_err  # 窗口开头，两个模型看到的一样多
 # 把第 4 节和这一节合起来，GPT 的赢面由三样东西组成：**看得远**（整个窗口都看得见，计数模型只看最近几个字符）、
 # **相似的前文互相借力**（所有前文压进同一组参数，没见过的前文也能借来规律）和**计算**（前两样都要一点点学会，
 # 学会它们要的计算，上面量出来了）。计数模型仍然赢在两处：前文只有几个字符的时候（窗口开头，上面量过），
-# 和花费——数一遍只要几十秒，这个 GPT 练了 49 分钟。在这份四百多万字符的语料上，要胜过最好的计数，
+# 和花费——数一遍只要几十秒，这个 GPT 练了 40 分钟。在这份四百多万字符的语料上，要胜过最好的计数，
 # GPT 要花的计算比胜过加 β 的 5 元模型多十几倍。
+
+# %% [markdown]
+# 权重就在手边，也可以让它写一段：和第 4 节一样的开头、一样的抽样（温度 1，不截断候选），和附带的 GPT 比一比。
+
+# %%
+mg.manual_seed(0)
+long_story = ys.tokenizer.decode(np.asarray(long_model.generate(np.array([ys.tokenizer.encode(prompt)]),
+                                                                len(gpt_story) - len(prompt)))[0])
+print(long_story)
+print(f"\n三个字母以上的词里，真词的比例：附带的 GPT {real_word_fraction(gpt_story):.0%}，"
+      f"这次长训练的 GPT {real_word_fraction(long_story):.0%}")
 
 # %%
 my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选择题猜对几个

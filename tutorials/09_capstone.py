@@ -62,7 +62,6 @@ from tutorials.exercises import find
 from tutorials.exercises.grading import grade
 from tutorials.predictions import Predictions
 from tutorials.solutions import lecture03, lecture05
-from tutorials.yardstick import Score
 
 my_guesses = Predictions("09", folder=FIGURES)  # 本讲的先猜一猜都记在这里（figures/guesses_09.json）
 ys = yardstick.load()  # 课程的尺子：验证集里固定的 512 个窗口，每个 64 个字符
@@ -318,11 +317,10 @@ about = json.loads((PRETRAINED / "training.json").read_text(encoding="utf-8"))
 rungs.append(ladder.Rung(key="pretrained_gpt", name="GPT（随课程附带）", lecture="07",
                          size=shipped_model.num_parameters(), size_kind="parameters",
                          train_seconds=about["wall_seconds"], score=ys.score_logits(shipped_model)))
-long_record, long_losses = scaling.load_long_run()
-assert long_record["yardstick"]["fingerprint"] == ys.fingerprint
+long_record, long_model = scaling.load_long_run(), scaling.load_long_run_gpt()  # 它附带的权重
 rungs.append(ladder.Rung(key="long_run_gpt", name="GPT（第 07 讲的长训练）", lecture="07",
-                         size=long_record["parameters"], size_kind="parameters",
-                         train_seconds=long_record["training_seconds"], score=Score(long_losses)))
+                         size=long_model.num_parameters(), size_kind="parameters",
+                         train_seconds=long_record["training_seconds"], score=ys.score_logits(long_model)))
 rungs.append(ladder.Rung(key="my_gpt", name=f"你的 GPT（{parts.mine()}/{len(parts.writer)} 个零件是你的）",
                          lecture="09", size=my_gpt.num_parameters(), size_kind="parameters",
                          train_seconds=my_seconds, score=my_score))

@@ -25,13 +25,15 @@ tutorials/builders/scaling_runs.py and shipped as JSON (tutorials/records/scalin
   floor L_inf is not below the target (this size never gets there, however long it trains).
 - **The confirming run.** The prediction names a GPT (its width) and a training length; `long_run_flags` turns
   them into one `minigpt train` command, run once, far longer than a lecture (tutorials/builders/kneser_ney_run.py
-  scores it on the yardstick and writes tutorials/records/kneser_ney_run.json, with every yardstick character's
-  loss beside it in kneser_ney_run.npz, so that lecture 07 compares it window by window with its own Kneser-Ney).
+  scores it on the yardstick, writes tutorials/records/kneser_ney_run.json, and ships the trained weights, without
+  the optimizer's state, in tutorials/pretrained/kneser_ney/; `load_long_run_gpt` reads them back, so lectures 07
+  and 09 score that GPT themselves and compare it window by window with their own Kneser-Ney).
 Read next: tutorials/builders/scaling_runs.py, which makes the records, and 07_summary.py §5, which draws them.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import dataclass
@@ -40,11 +42,15 @@ from typing import Any
 
 import numpy as np
 
+import minigrad as mg
+from minigpt.model import GPT, GPTConfig
+
 RECORDS = Path(__file__).resolve().parent / "records"
 SCALING = RECORDS / "scaling.json"
 # the run that tests the predicted crossing (scored and written by tutorials/builders/kneser_ney_run.py)
 LONG_RUN = RECORDS / "kneser_ney_run.json"
-LONG_RUN_LOSSES = LONG_RUN.with_suffix(".npz")  # its loss on each of the yardstick's characters
+# its weights (no optimizer state), its model config and its tokenizer
+LONG_RUN_GPT = Path(__file__).resolve().parent / "pretrained" / "kneser_ney"
 
 
 def matmul_weights(n_layer: int, n_embd: int, vocab_size: int) -> int:
@@ -198,8 +204,22 @@ def long_run_command(width: int, iters: int) -> str:
     return f"python -m minigpt train --out-dir out/kneser-ney {flags}"
 
 
-def load_long_run() -> tuple[dict[str, Any], np.ndarray]:
-    """The shipped record of the confirming run, and its loss on every yardstick character (windows x positions)."""
-    record = json.loads(LONG_RUN.read_text(encoding="utf-8"))
-    with np.load(LONG_RUN_LOSSES, allow_pickle=False) as arrays:
-        return record, arrays["losses"].astype(np.float64)
+def load_long_run() -> dict[str, Any]:
+    """The shipped record of the confirming run: its command, machine, time, evaluations and yardstick scores."""
+    return json.loads(LONG_RUN.read_text(encoding="utf-8"))
+
+
+def load_long_run_gpt(folder: Path = LONG_RUN_GPT) -> GPT:
+    """The confirming run's GPT, in eval mode, from the weights the course ships, the way a PyTorch user loads a
+    state_dict: build the model from its config, then `load_state_dict`. The weights file must be the one the run
+    wrote (its SHA-256 is in the record), so a score computed from it is that run's score."""
+    weights = folder / "model.safetensors"
+    expected = load_long_run()["model_sha256"]
+    found = hashlib.sha256(weights.read_bytes()).hexdigest()
+    if found != expected:
+        raise ValueError(f"{weights}: SHA-256 {found[:16]}..., but the long run recorded in {LONG_RUN.name} wrote "
+                         f"{expected[:16]}...: not that run's weights")
+    model = GPT(GPTConfig(**json.loads((folder / "config.json").read_text(encoding="utf-8"))))
+    model.load_state_dict(mg.load(weights))
+    model.eval()
+    return model

@@ -13,9 +13,11 @@ settings are not `tutorials.scaling.long_run_flags` for its width and length, or
 the trained GPT on the yardstick and compares it window by window with Kneser-Ney (tutorials/kneser_ney.py, its
 order tuned on the training text alone) and the add-β 5-gram; the record holds the command, the run's settings,
 the machine (this one: run the script where the training ran), the training time its metrics log measured, the
-tokens per second, every evaluation, and the scores with their paired gaps. Every yardstick character's loss goes
-beside it (kneser_ney_run.npz), so lecture 07 can redo the paired comparison with its own Kneser-Ney.
-Read next: tutorials/scaling.py (`long_run_flags`), 07_summary.py §5.
+tokens per second, every evaluation, the weights file's SHA-256 and the scores with their paired gaps. The trained
+weights go to tutorials/pretrained/kneser_ney/ (model.safetensors, config.json with the model's settings,
+tokenizer.json; not the optimizer's state, which only a resumed run needs), so lectures 07 and 09 load the GPT
+and score it themselves (`scaling.load_long_run_gpt`).
+Read next: tutorials/scaling.py (`long_run_flags`, `load_long_run_gpt`), 07_summary.py §5.
 """
 
 from __future__ import annotations
@@ -24,12 +26,13 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
 import numpy as np
 
-from minigpt.checkpoint import iteration, load_model, read_train_settings
+from minigpt.checkpoint import CONFIG, MODEL, TOKENIZER, iteration, load_checkpoint, load_model, read_train_settings
 from minigpt.train import read_metrics
 from tutorials import crossing, kneser_ney, scaling, yardstick
 from tutorials.machine import cpu_model
@@ -43,6 +46,16 @@ def training_seconds(evaluations: list[dict]) -> float:
             total += last
         last = record["elapsed_s"]
     return total + last
+
+
+def export_weights(run_dir: Path, folder: Path) -> None:
+    """Copy the run's weights and tokenizer into `folder`, with the model's settings as config.json (GPTConfig's
+    fields): what `scaling.load_long_run_gpt` reads. The checkpoint is verified against its manifest first."""
+    checkpoint = load_checkpoint(run_dir, with_optimizer=False)
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(run_dir / MODEL, folder / MODEL)
+    shutil.copyfile(run_dir / TOKENIZER, folder / TOKENIZER)
+    (folder / CONFIG).write_text(json.dumps(checkpoint.config["model"], indent=1) + "\n", encoding="utf-8")
 
 
 def main(argv: list[str]) -> int:
@@ -92,7 +105,11 @@ def main(argv: list[str]) -> int:
                       "gap_vs_ngram_err": round(ngram_err, 4)},
     }
     scaling.LONG_RUN.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    np.savez_compressed(scaling.LONG_RUN_LOSSES, losses=score.losses.astype(np.float32))
+    export_weights(run_dir, scaling.LONG_RUN_GPT)
+    if not np.array_equal(ys.score_logits(scaling.load_long_run_gpt()).losses, score.losses):
+        print(f"error: the weights exported to {scaling.LONG_RUN_GPT} score differently from {run_dir}",
+              file=sys.stderr)
+        return 1
     print(json.dumps({k: v for k, v in record.items() if k != "evaluations"}, indent=1, ensure_ascii=False))
     return 0
 

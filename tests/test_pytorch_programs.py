@@ -161,3 +161,44 @@ def test_d2l_softmax_regression_learns(package):
     assert losses[-1] < 0.5 * losses[0], losses  # the loss at least halves over six epochs
     assert accuracy > 0.85
     assert last_lr == pytest.approx([0.1 * 0.5**3])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# 3. The official tutorials' Learn the Basics, the parts that need no torchvision: autograd's quickstart (a one-layer
+#    net's gradients, backward with a gradient twice and after zero_), the one-hot target transform (scatter_ with
+#    a 0-d index), and the loss functions and accuracy of the optimization page (LogSoftmax, NLLLoss, .type).
+def learn_the_basics(torch, nn, w_init, b_init):
+    x = torch.ones(5)  # input tensor
+    y = torch.zeros(3)  # expected output
+    w = torch.tensor(w_init, requires_grad=True)
+    b = torch.tensor(b_init, requires_grad=True)
+    z = torch.matmul(x, w) + b
+    loss = torch.nn.functional.binary_cross_entropy_with_logits(z, y)
+    loss.backward()
+    assert z.grad_fn is not None and z.requires_grad and not z.detach().requires_grad
+
+    inp = torch.eye(4, 5, requires_grad=True)
+    out = (inp + 1).pow(2).t()
+    out.backward(torch.ones_like(out), retain_graph=True)
+    out.backward(torch.ones_like(out), retain_graph=True)
+    accumulated = inp.grad.clone()
+    inp.grad.zero_()
+    out.backward(torch.ones_like(out), retain_graph=True)
+
+    one_hot = torch.zeros(10, dtype=torch.float).scatter_(dim=0, index=torch.tensor(3), value=1)
+    log_probs = nn.LogSoftmax(dim=1)(torch.matmul(torch.ones(2, 5), w))
+    targets = torch.tensor([2, 0])
+    nll = nn.NLLLoss()(log_probs, targets)
+    correct = (log_probs.argmax(1) == targets).type(torch.float).sum().item()
+    return [loss.item(), w.grad.numpy(), b.grad.numpy(), accumulated.numpy(), inp.grad.numpy(), one_hot.numpy(),
+            nll.item(), correct]
+
+
+@pytest.mark.torch
+@pytest.mark.skipif(not torch_installed, reason="needs PyTorch as the oracle")
+def test_learn_the_basics_gives_pytorchs_results():
+    rng = np.random.default_rng(0)
+    w_init, b_init = rng.standard_normal((5, 3)).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+    ours, theirs = (learn_the_basics(ns.torch, ns.nn, w_init, b_init) for ns in map(imports, ("minigrad", "torch")))
+    for mine, pytorchs in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(mine, pytorchs, rtol=1e-6, atol=1e-7)

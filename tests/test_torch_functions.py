@@ -70,6 +70,8 @@ def test_scatter_writes_src_and_differentiates_both(device, data):
     value = data.draw(st.floats(-2, 2))
     check_op(lambda t: t.scatter(dim, index, value=value), lambda a: expected(a, value), [x], device,
              torch_fn=lambda t: t.scatter(dim, torch.tensor(index), value))
+    check_op(lambda t, s: t.clone().scatter_(dim, index, s), expected, [x, src], device,  # in place, as PyTorch
+             torch_fn=lambda t, s: t.clone().scatter_(dim, torch.tensor(index), s))
 
 
 @op_settings
@@ -89,6 +91,8 @@ def test_scatter_add_adds_repeated_positions(device, data):
         return y
     check_op(lambda t, s: mg.scatter_add(t, dim, index, s), expected, [x, src], device,
              torch_fn=lambda t, s: torch.scatter_add(t, dim, torch.tensor(index), s))
+    check_op(lambda t, s: t.clone().scatter_add_(dim, index, s), expected, [x, src], device,
+             torch_fn=lambda t, s: t.clone().scatter_add_(dim, torch.tensor(index), s))
 
 
 @op_settings

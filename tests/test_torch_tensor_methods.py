@@ -74,6 +74,10 @@ def test_topk_and_scatter_refuse_what_pytorch_refuses():
         mg.zeros(3).scatter(0, mg.tensor([1]), mg.ones(1, dtype="float64"))
     with pytest.raises(NotImplementedError, match="scatter_add"):
         mg.zeros(3).scatter(0, mg.tensor([1]), mg.ones(1), reduce="add")
+    with pytest.raises(mg.ShapeError, match="as many dims"):  # a 0-d index is one position only in a 1-D input
+        mg.zeros(2, 3).scatter(0, mg.tensor(1), value=1.0)
+    with pytest.raises(RuntimeError, match="same number of dimensions"):
+        torch.zeros(2, 3).scatter(0, torch.tensor(1), value=1.0)
     with pytest.raises(IndexError, match="vector"):
         mg.zeros(3).index_select(0, mg.tensor([[1]]))
     with pytest.raises(RuntimeError, match="1 or 2 dims"):

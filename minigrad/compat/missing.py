@@ -45,6 +45,9 @@ GAPS: dict[str, dict[str, str]] = {
         "distributions": "minigrad has no distributions module; mg.multinomial, mg.randn and mg.rand draw samples",
         "histogram": "minigrad has no histogram; numpy.histogram(x.numpy()) gives the counts and the bin edges",
         "profiler": "minigrad has no profiler; Python's cProfile, or time.perf_counter around a step, measures it",
+        "accelerator": "minigrad has no accelerator module or device objects; use device = 'cuda' if "
+                       "mg.cuda.is_available() else 'cpu'",
+        "onnx": "minigrad has no ONNX export; save the weights with mg.save(model.state_dict(), path) (safetensors)",
     },
     "minigrad.nn": {
         **dict.fromkeys(["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d",
@@ -65,7 +68,6 @@ GAPS: dict[str, dict[str, str]] = {
         "histogram": "minigrad has no histogram; numpy.histogram(x.numpy()) gives the counts and the bin edges",
         "pin_memory": "minigrad has no pinned memory; drop .pin_memory(): x.to('cuda') copies from ordinary memory",
         "unique": "minigrad has no unique; numpy.unique(x.numpy()) gives the values (unique has no gradient)",
-        "scatter_add_": "minigrad has no in-place scatter_add_; use x = x.scatter_add(dim, index, src)",
         "t_": "minigrad has no in-place t_; use x = x.t()",
     },
     "minigrad.nn.Module": {

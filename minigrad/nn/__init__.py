@@ -13,6 +13,7 @@ import sys
 
 import minigrad.functional as functional
 from minigrad.compat.multihead_attention import MultiheadAttention
+from minigrad.compat.nll_loss import NLLLoss
 from minigrad.compat.rms_norm import RMSNorm
 from minigrad.nn import init, utils
 from minigrad.nn.activations import ELU, GELU, LeakyReLU, ReLU, Sigmoid, SiLU, Softplus, Tanh
@@ -27,9 +28,9 @@ sys.modules[__name__ + ".functional"] = functional
 
 __all__ = [
     "ELU", "GELU", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "Identity", "LayerNorm", "LeakyReLU",
-    "Linear", "LogSoftmax", "MSELoss", "Module", "ModuleDict", "ModuleList", "MultiheadAttention", "Parameter",
-    "RMSNorm", "ReLU", "Sequential", "SiLU", "Sigmoid", "Softmax", "Softplus", "Tanh", "Unflatten", "functional",
-    "init", "utils",
+    "Linear", "LogSoftmax", "MSELoss", "Module", "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss",
+    "Parameter", "RMSNorm", "ReLU", "Sequential", "SiLU", "Sigmoid", "Softmax", "Softplus", "Tanh", "Unflatten",
+    "functional", "init", "utils",
 ]
 
 

@@ -1,5 +1,6 @@
 """Tensor's in-place updates, a base class of Tensor: `+=`, `-=`, `*=`, `/=`, `x[index] = value`, and `add_`,
-`sub_`, `mul_`, `div_`, `clamp_`, `exp_`, `log_`, `relu_`, `masked_fill_`, `zero_`, `fill_`, `copy_`, as in PyTorch.
+`sub_`, `mul_`, `div_`, `clamp_`, `exp_`, `log_`, `relu_`, `masked_fill_`, `scatter_`, `scatter_add_`, `zero_`,
+`fill_`, `copy_`, as in PyTorch.
 
 In place means in place: `w -= x` writes into w's own array, so every reference to w sees the change
 (the optimizer's update, `with mg.no_grad(): w -= lr * w.grad`). The result is computed as the
@@ -82,6 +83,14 @@ class InPlaceMethods:
     def masked_fill_(self, mask: Any, value: Any) -> Any:
         """Where `mask` is True, `value`, in place (see `masked_fill`)."""
         return self._in_place("masked_fill_", lambda x: x.masked_fill(mask, value), value)
+
+    def scatter_(self, dim: int, index: Any, src: Any = None, *, value: Any = None) -> Any:
+        """`src` (or the number `value`) written at `index` along `dim`, in place (see `scatter`)."""
+        return self._in_place("scatter_", lambda x: x.scatter(dim, index, src, value=value), src)
+
+    def scatter_add_(self, dim: int, index: Any, src: Any) -> Any:
+        """`src` added at `index` along `dim`, in place (see `scatter_add`)."""
+        return self._in_place("scatter_add_", lambda x: x.scatter_add(dim, index, src), src)
 
     # Random fills, as PyTorch's: drawn on the host from the seeded generator (or `generator`), in this dtype.
     def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Any:

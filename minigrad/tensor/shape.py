@@ -318,6 +318,8 @@ def _dim(dim: Any, ndim: int, op: str) -> int:
 def _check_index(index: Any, x: Any, dim: int, op: str) -> Any:
     """An integer index for `op` along `dim` of x, as a backend array; out-of-range values are refused."""
     index = minigrad.ops.indexing.index_array(index, x.device, op)
+    if op.startswith("scatter") and index.ndim == 0 and x.ndim == 1:  # PyTorch reads a 0-d index as one position
+        index = index.reshape(1)
     if index.dtype.kind not in "iu":
         raise TypeError(f"{op}: index must hold integers, not {index.dtype}")
     n = x.shape[dim] if x.ndim else 1
@@ -338,6 +340,8 @@ def _scatter_source(x: Any, src: Any, index: Any, op: str) -> Any:
         return minigrad.full(index.shape, src, dtype=x.dtype, device=x.device)
     if src.dtype != x.dtype:
         raise RuntimeError(f"{op}: src ({src.dtype}) must have the input's dtype ({x.dtype})")
+    if src.ndim == 0 and index.shape == (1,):  # a 0-d src with a 0-d index, as PyTorch allows
+        src = src.reshape(1)
     if src.ndim != index.ndim or any(i > s for i, s in zip(index.shape, src.shape)):
         raise minigrad.ShapeError(f"{op}: index {index.shape} must be no larger than src {src.shape} at any dim")
     return src if src.shape == index.shape else src[tuple(slice(0, n) for n in index.shape)]

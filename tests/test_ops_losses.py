@@ -239,3 +239,13 @@ def test_loss_modules():
                                                              label_smoothing=0.1).item()
     assert "weight" in module.state_dict() and list(module.parameters()) == []
     assert nn.MSELoss()(logits, logits * 2).item() == pytest.approx((logits.numpy() ** 2).mean())
+    log_probs = F.log_softmax(logits, dim=1)
+    nll = nn.NLLLoss(weight, ignore_index=2, reduction="sum")
+    kept = np.array([0, 2, 1, 1])  # class 2 ignored
+    assert nll(log_probs, kept).item() == F.nll_loss(log_probs, kept, weight, ignore_index=2, reduction="sum").item()
+    assert nll(log_probs, kept).item() != nn.NLLLoss(weight, reduction="sum")(log_probs, kept).item()
+    assert nn.NLLLoss()(log_probs, targets).item() == pytest.approx(F.cross_entropy(logits, targets).item())
+    # PyTorch's second and third positional slots are the deprecated size_average and reduce: refused, not misread
+    for positional in (lambda: nn.CrossEntropyLoss(None, 0), lambda: nn.NLLLoss(None, 0), lambda: nn.MSELoss("sum")):
+        with pytest.raises(TypeError, match="positional"):
+            positional()

@@ -65,6 +65,18 @@ def test_topk_values_and_indices(device, data, largest):
     assert sorted(ours.indices.tolist()) == sorted(theirs.indices.tolist())
 
 
+def test_a_0d_scatter_index_writes_one_position_with_pytorchs_gradients():
+    grads = []
+    for lib in (mg, torch):
+        src = lib.tensor(7.0, requires_grad=True)
+        base = lib.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+        out = base.clone().scatter_(0, lib.tensor(2), src)  # index and src both 0-d, as PyTorch allows
+        assert out.tolist() == [1.0, 2.0, 7.0, 4.0]
+        (out * lib.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+        grads.append((base.grad.tolist(), src.grad.item()))
+    assert grads[0] == grads[1] == ([1.0, 2.0, 0.0, 4.0], 3.0)
+
+
 def test_topk_and_scatter_refuse_what_pytorch_refuses():
     with pytest.raises(RuntimeError, match="out of range"):
         mg.ones(3).topk(4)
@@ -74,6 +86,8 @@ def test_topk_and_scatter_refuse_what_pytorch_refuses():
         mg.zeros(3).scatter(0, mg.tensor([1]), mg.ones(1, dtype="float64"))
     with pytest.raises(NotImplementedError, match="scatter_add"):
         mg.zeros(3).scatter(0, mg.tensor([1]), mg.ones(1), reduce="add")
+    with pytest.raises(NotImplementedError, match="scatter_add"):
+        mg.zeros(3).scatter_(0, mg.tensor([1]), mg.ones(1), reduce="add")
     with pytest.raises(mg.ShapeError, match="as many dims"):  # a 0-d index is one position only in a 1-D input
         mg.zeros(2, 3).scatter(0, mg.tensor(1), value=1.0)
     with pytest.raises(RuntimeError, match="same number of dimensions"):

@@ -18,7 +18,7 @@ from minigrad.tensor import Tensor
 class NLLLoss(Module):
     """F.nll_loss: minus the log-probability of each target class (classes on dim 1 of the input), averaged."""
 
-    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean") -> None:
+    def __init__(self, weight: Tensor | None = None, *, ignore_index: int = -100, reduction: str = "mean") -> None:
         super().__init__()
         self.register_buffer("weight", weight)  # the class weights move with .to(device), as in PyTorch
         self.ignore_index, self.reduction = ignore_index, reduction

@@ -17,7 +17,9 @@ from minigrad.tensor import Tensor
 class CrossEntropyLoss(Module):
     """F.cross_entropy: the classes on dim 1 of the input, integer class ids as the target."""
 
-    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean",
+    # Keywords after `weight`: PyTorch's next positional slots are the deprecated size_average and reduce, so a
+    # positional call that PyTorch would read differently fails here instead of meaning something else.
+    def __init__(self, weight: Tensor | None = None, *, ignore_index: int = -100, reduction: str = "mean",
                  label_smoothing: float = 0.0) -> None:
         super().__init__()
         self.register_buffer("weight", weight)  # the class weights move with .to(device), as in PyTorch
@@ -35,7 +37,7 @@ class CrossEntropyLoss(Module):
 class MSELoss(Module):
     """F.mse_loss: the mean (or sum) of the squared differences."""
 
-    def __init__(self, reduction: str = "mean") -> None:
+    def __init__(self, *, reduction: str = "mean") -> None:  # keyword only, as CrossEntropyLoss's settings
         super().__init__()
         self.reduction = reduction
 

@@ -84,9 +84,9 @@ class InPlaceMethods:
         """Where `mask` is True, `value`, in place (see `masked_fill`)."""
         return self._in_place("masked_fill_", lambda x: x.masked_fill(mask, value), value)
 
-    def scatter_(self, dim: int, index: Any, src: Any = None, *, value: Any = None) -> Any:
+    def scatter_(self, dim: int, index: Any, src: Any = None, *, value: Any = None, reduce: str | None = None) -> Any:
         """`src` (or the number `value`) written at `index` along `dim`, in place (see `scatter`)."""
-        return self._in_place("scatter_", lambda x: x.scatter(dim, index, src, value=value), src)
+        return self._in_place("scatter_", lambda x: x.scatter(dim, index, src, value=value, reduce=reduce), src)
 
     def scatter_add_(self, dim: int, index: Any, src: Any) -> Any:
         """`src` added at `index` along `dim`, in place (see `scatter_add`)."""

@@ -35,7 +35,7 @@ TOP_LEVEL_FILES_CAP = 4  # .py files directly in minigrad/: __init__, factories,
 # errors, instead of Function.apply) and issue 40 measured the names real PyTorch programs use (moremath, refusals);
 # 13,530 until all eight Learn the Basics pages joined those programs (+44: scatter_ and scatter_add_ in place,
 # PyTorch's 0-d scatter index, nn.NLLLoss, the accelerator and onnx refusals; +2 keyword-only loss settings).
-PACKAGE_BUDGET = 13_573
+PACKAGE_BUDGET = 13_582  # +9: Tensor.array, until .data is renamed to it (issue 47)
 BAND_BUDGETS = {
     # Function, the backward walk, grad mode, double backward, devices, dtypes; and since the walk took DeZero's
     # shape, what stands at its edges: observers.py (tensor hooks, anomaly, drawing, as one mechanism; the hook
@@ -44,7 +44,7 @@ BAND_BUDGETS = {
     "core": 1_403,
     # the Tensor class and its method groups (+ the operator table asked of NumPy; +13: scatter_, scatter_add_ in
     # place and a 0-d scatter index, which PyTorch's transforms tutorial one-hot encodes with)
-    "tensor": 1_884,
+    "tensor": 1_893,  # +9: Tensor.array, the raw array's new name, until .data becomes PyTorch's
     "ops": 1_513,  # the primitives, one class each, each declaring its double backward (+66) and its shape errors
     "fused": 816,  # the hand-derived ops and their composed twins (+7: each op's double_backward)
     "kernels": 1_540,  # BLAS sums, attention row blocks, the numba kernels, threads: a floor under the math

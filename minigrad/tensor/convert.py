@@ -186,6 +186,15 @@ class ConversionMethods:
 
     # ----------------------------------------------------------------------------------------------
     # NumPy
+    @property
+    def array(self) -> Any:
+        """The backend array itself (NumPy or CuPy), no copy: what an op computes on."""
+        return self.data
+
+    @array.setter
+    def array(self, value: Any) -> None:
+        self.data = value
+
     def numpy(self) -> np.ndarray:
         """A host NumPy copy of the data (never a view that aliases a GPU buffer)."""
         return backend.as_numpy(self.data).copy()

@@ -5,14 +5,12 @@
     (x * x).sum().backward()
     x.grad  # tensor([2., 4., 6.])
 
-The package in bands, each a folder with a line budget (tests/test_code_size.py). Read the core path, in order:
-1. tensor/tensor.py: Tensor, an array that remembers how it was computed;
-2. core/function.py: Function, one op, forward and backward side by side, and `apply` (define-by-run);
-3. core/autograd.py: the backward walk in two steps (order the graph; apply the chain rule);
-4. ops/elementwise.py, then the other primitives in ops/: one class per op, the derivative in its docstring;
-5. core/higher_order.py: double backward, by the route each op declares (`double_backward`).
-Then, built on it: fused/ (softmax, cross-entropy, layer norm, GELU, attention: derived by hand, each beside its
-composed twin in fused/twins.py), functional.py (F), nn/, optim/, viz/ (drawing graphs), distributed/.
+The package in bands, each a folder; the imports point down (tests/test_bands.py) and the sizes are budgeted
+(tests/test_code_size.py). The engine: tensor/ (Tensor, an array that remembers how it was computed), core/
+(Function, the backward walk, double backward), ops/ (the primitives, one class per op); README.md gives the one
+reading order through them. Then, built on it: fused/ (softmax, cross-entropy, layer norm, GELU, attention:
+derived by hand, each beside its composed twin in fused/twins.py), functional.py (F), nn/, optim/, viz/ (drawing
+graphs), distributed/.
 Where to stop: kernels/ (faster second implementations of array steps: BLAS, compiled numba kernels, threads)
 and compat/ (names that exist so PyTorch programs run: torch.* aliases, scheduler objects, utils.data, ...)
 teach no backprop. tools/ holds gradcheck, detect_anomaly and save/load; testing/ the hypothesis strategies.
@@ -20,6 +18,7 @@ teach no backprop. tools/ holds gradcheck, detect_anomaly and save/load; testing
 
 from minigrad import distributed, nn, optim, utils, viz
 from minigrad.compat import cuda, mathops, moremath
+from minigrad.compat import tensor_methods as _tensor_methods
 from minigrad.compat.mathops import *  # noqa: F403  (mg.exp, mg.sum, mg.maximum, ...: the torch.* functions)
 from minigrad.compat.moremath import *  # noqa: F403  (mg.log1p, mg.round, mg.floor_divide, ...)
 from minigrad.core import dtypes as _dtypes
@@ -94,6 +93,9 @@ float = float32  # noqa: A001
 int = int32  # noqa: A001
 bool = _dtypes.bool_  # noqa: A001
 __version__ = "0.1.0"
+
+# PyTorch's further math as Tensor methods (x.log1p(), x // 2, ...), attached from above: see compat/moremath.py.
+_tensor_methods.attach_to(Tensor)
 
 # Freed arrays stay in the heap for the next step instead of costing page faults (see kernels/memory.py).
 keep_freed_host_memory()

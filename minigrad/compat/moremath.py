@@ -2,10 +2,10 @@
 the hyperbolic functions, `trunc`, `frac`, `round(decimals=)`, `reciprocal`, `hypot`,
 `logaddexp`, `xlogy`, `lerp`, `nan_to_num`, `clamp_min`, ... and the operators `//`, `%`, `^`, `<<`, `>>`.
 
-Each is an `mg.*` function here, and a Tensor method through `CompatMathMethods` (a base class of Tensor, at the
-end of this file): `mg.log10(x)` is `x.log10()`. They teach nothing new, so they are compositions (their gradients,
-and second gradients, come from the ops they are made of), with two tools where a plain composition would lose
-precision or give NaN:
+Each is an `mg.*` function here, and a Tensor method through `CompatMathMethods` (tensor_methods.py, which
+attaches them to Tensor from above): `mg.log10(x)` is `x.log10()`. They teach nothing new, so they are
+compositions (their gradients, and second gradients, come from the ops they are made of), with two tools where a
+plain composition would lose precision or give NaN:
 - `_exact_value(composed, exact)`: NumPy's accurate value (`log1p`, `expm1`) with the composition's gradient;
 - `_zero_gradient(x, values)`: a step function's value (`trunc`, `round`, `floor`) with gradient 0, as PyTorch.
 `//`, `^`, `<<` and `>>` have no gradient in PyTorch either: their results do not require grad.
@@ -335,64 +335,3 @@ def repeat_interleave(input: Any, repeats: Any, dim: int | None = None) -> minig
     counts = repeats.numpy() if isinstance(repeats, minigrad.Tensor) else repeats
     index = np.repeat(np.arange(x.shape[dim]), counts)
     return x.index_select(dim, minigrad.Tensor(index))
-
-
-class CompatMathMethods:
-    """These functions as Tensor methods and operators (a base class of Tensor): `x.log1p()`, `x // 2`, `2 % x`."""
-
-    __slots__ = ()
-    log10, log2, exp2, log1p, expm1, logaddexp, xlogy, logit = log10, log2, exp2, log1p, expm1, logaddexp, xlogy, logit
-    sinh, cosh, tan, acosh, atanh, arccosh, arctanh = sinh, cosh, tan, acosh, atanh, acosh, atanh
-    trunc, floor, ceil, round, frac, reciprocal, neg, negative = trunc, floor, ceil, round, frac, reciprocal, \
-        neg, negative
-    sub, mul, div, pow, hypot, lerp, clamp_min, clamp_max, nan_to_num = sub, mul, div, pow, hypot, lerp, clamp_min, \
-        clamp_max, nan_to_num
-    subtract, multiply, divide, true_divide = sub, mul, div, div
-    floor_divide, remainder, fmod, bitwise_and, bitwise_or, bitwise_not, bitwise_xor = floor_divide, remainder, \
-        fmod, bitwise_and, bitwise_or, bitwise_not, bitwise_xor
-    bitwise_left_shift, bitwise_right_shift = bitwise_left_shift, bitwise_right_shift
-    mm, mv, repeat_interleave = mm, mv, repeat_interleave
-
-    def matmul(self, other: Any) -> minigrad.Tensor:
-        return self @ other
-
-    def dot(self, other: Any) -> minigrad.Tensor:
-        return minigrad.dot(self, other)
-
-    def bmm(self, mat2: Any) -> minigrad.Tensor:
-        return minigrad.bmm(self, mat2)
-
-    def t(self) -> minigrad.Tensor:
-        """The transpose of a tensor of at most 2 dims (a 0-d or 1-d tensor is itself), as torch.Tensor.t."""
-        if self.ndim > 2:
-            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
-        return self.transpose(0, 1) if self.ndim == 2 else self
-
-    def allclose(self, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
-        return minigrad.allclose(self, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
-
-    def __getattr__(self, name: str) -> Any:
-        """A torch.Tensor name minigrad does not have: one line saying so, and what to use instead."""
-        from minigrad.compat.missing import refuse
-
-        raise refuse("minigrad.Tensor", name)
-
-    def multinomial(self, num_samples: int, replacement: bool = False, *, generator: Any = None) -> minigrad.Tensor:
-        return minigrad.multinomial(self, num_samples, replacement, generator=generator)
-    __floordiv__, __mod__, __xor__, __lshift__, __rshift__ = floor_divide, remainder, bitwise_xor, \
-        bitwise_left_shift, bitwise_right_shift
-
-    def __rfloordiv__(self, other: Any) -> minigrad.Tensor:
-        return floor_divide(other, self)
-
-    def __rmod__(self, other: Any) -> minigrad.Tensor:
-        return remainder(other, self)
-
-    def __rxor__(self, other: Any) -> minigrad.Tensor:
-        return bitwise_xor(other, self)
-
-    def __rlshift__(self, other: Any) -> minigrad.Tensor:
-        return bitwise_left_shift(other, self)
-
-    def __rrshift__(self, other: Any) -> minigrad.Tensor:
-        return bitwise_right_shift(other, self)

@@ -17,7 +17,7 @@ The same walk gives `grad` (`torch.autograd.grad`: the gradients of some outputs
 running only the ops on a path between them) and, with `create_graph`, gradients that record a graph of their
 own, for second and higher derivatives: each op's backward then runs on tensors (higher_order.py).
 The grad-mode switch (`no_grad`, ...) is in grad_mode.py and re-exported here.
-Read next: ops/elementwise.py for the simplest ops, fused/ for the hand-derived ones, higher_order.py.
+Read next: gradients.py and observers.py (this walk's two edges), then ../ops/elementwise.py for the simplest ops.
 """
 
 from __future__ import annotations

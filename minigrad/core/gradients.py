@@ -5,7 +5,7 @@ buffer that no one else holds ("owned"): an op may hand the same array to two in
 view of gy (reshape), and adding into such an array would corrupt the other gradient. So when an op returns its
 gradients the walk says which are new buffers only one input receives (`is_fresh`): only those are added into,
 or become a leaf's `.grad` without a copy. A slice's gradient (`SliceGradient`) goes into its slice alone.
-Read next: higher_order.py.
+Read next: observers.py, the walk's other edge.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ graph, and a gradient that does not depend on the inputs (relu's is gy times a 0
 So every op keeps its forward and backward side by side, on arrays, as the fast path needs them, and double
 backward costs a line or two per op where it costs anything. tests/test_double_backward.py runs `gradgradcheck`
 (gradcheck.py) on every op class, and fails for an op class it does not know or one that declares nothing.
-Read next: ../tools/gradcheck.py (`gradgradcheck`), then the last section of tutorials/00_autograd.py.
+Read next: ../fused/softmax.py (the hand-derived ops); ../tools/gradcheck.py checks any op's gradient.
 """
 
 from __future__ import annotations
@@ -49,8 +49,8 @@ import numpy as np
 from minigrad.core import autograd
 from minigrad.core.function import Function, Tensors
 from minigrad.core.gradients import dense
+from minigrad.core.observers import AnomalyError
 from minigrad.tensor import Tensor
-from minigrad.tools.anomaly import AnomalyError
 
 
 def backward_on_tensors(ctx: Function, gy: Tensor, y: Tensor) -> tuple[Tensor | None, ...]:

@@ -4,7 +4,8 @@ any one feature (tensor hooks, anomaly detection, the drawing's module scopes an
 arrays); `on_gradient(tensor, gy) -> gy` when a tensor's gradient is complete, before it goes into `.grad` or on to
 its op (a tensor hook may replace it); `on_module(module)`, a context entered while a module's forward runs.
 `active` lists the observers of every op (`mg.detect_anomaly()`, `mg.viz.record_modules` join it for a `with`
-block); each walk adds the tensors' hooks and `on_step`. Read next: autograd.py, tools/anomaly.py.
+block); each walk adds the tensors' hooks and `on_step`.
+Read next: ../ops/elementwise.py (the primitive ops); ../tools/anomaly.py is one observer.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import minigrad
 from minigrad.core import backend
 
 
@@ -36,6 +36,11 @@ class Observer:
 active: list[Observer] = []  # the observers of every op, in the order they joined
 
 
+class AnomalyError(RuntimeError):
+    """A NaN or infinity appeared; the message names the op, its inputs and where it was created (an observer's
+    error, tools/anomaly.py raises it; here so that higher_order.py can name it without importing a tool)."""
+
+
 class TensorHooks(Observer):
     """Every tensor's own hooks (`register_hook`, tensor/hooks.py): they run in the order they were registered,
     each on what the one before returned. A tensor without hooks costs one attribute test."""
@@ -43,14 +48,16 @@ class TensorHooks(Observer):
     def on_gradient(self, tensor: Any, gy: Any) -> Any:
         if not tensor._hooks:
             return gy
-        tensors = isinstance(gy, minigrad.Tensor)  # create_graph: the gradient is a tensor already
-        grad = gy if tensors else minigrad.Tensor._make(gy, False)
+        from minigrad.tensor import Tensor  # (the tensor package imports the engine)
+
+        tensors = isinstance(gy, Tensor)  # create_graph: the gradient is a tensor already
+        grad = gy if tensors else Tensor._make(gy, False)
         for hook in list(tensor._hooks):
             new = hook(grad)
             if new is None:
                 continue
-            if not isinstance(new, minigrad.Tensor) or new.shape != grad.shape or new.dtype != grad.dtype:
-                got = f"shape {new.shape}, {new.dtype}" if isinstance(new, minigrad.Tensor) else type(new).__name__
+            if not isinstance(new, Tensor) or new.shape != grad.shape or new.dtype != grad.dtype:
+                got = f"shape {new.shape}, {new.dtype}" if isinstance(new, Tensor) else type(new).__name__
                 raise RuntimeError(f"hook {getattr(hook, '__name__', hook)!r} returned {got}; it must return None "
                                    f"or a tensor of the gradient's shape {grad.shape} and dtype {grad.dtype}")
             grad = new

@@ -1,13 +1,13 @@
 """Tensor, as one package: the engine's first class and its method groups, one file each.
 
-Reading order:
-1. tensor.py: the class itself (making a tensor, its attributes, `backward`, the operators, indexing);
-2. math.py: its elementwise functions, reductions, softmax and comparisons, each a front for one op;
-3. shape.py: reshape, permute, transpose, squeeze, expand, split, gather, ...;
-4. convert.py: to another dtype or device, to Python values, to NumPy (and backward's seed gradient);
-5. inplace.py: `w -= lr * w.grad`, `zero_()`, ... and the version counter backward checks;
-6. hooks.py: register_hook and retain_grad, the gradient hooks backward calls;
-7. xp.py: NumPy's names on tensors, for an op's backward run on tensors (create_graph, higher_order.py).
+Its files (README.md's reading order starts at tensor.py; the others are read when a method is looked up):
+- tensor.py: the class itself (making a tensor, its attributes, `backward`, the operators, indexing);
+- math.py: its elementwise functions, reductions, softmax and comparisons, each a front for one op;
+- shape.py: reshape, permute, transpose, squeeze, expand, split, gather, ...;
+- convert.py: to another dtype or device, to Python values, to NumPy (and backward's seed gradient);
+- inplace.py: `w -= lr * w.grad`, `zero_()`, ... and versions.py, the version counter backward checks;
+- hooks.py: register_hook and retain_grad, the gradient hooks backward calls;
+- xp.py: NumPy's names on tensors, for an op's backward run on tensors (create_graph, higher_order.py).
 
 `from minigrad.tensor import Tensor` is the one import the rest of the engine needs.
 Read next: ../core/function.py (Function, one op), then ../core/autograd.py (the backward pass).

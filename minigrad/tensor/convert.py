@@ -98,7 +98,7 @@ class ConversionMethods:
     def new_full(self, size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
                  requires_grad: bool = False) -> Tensor:
         """A tensor of shape `size` filled with `fill_value`, with this tensor's dtype and device by default."""
-        return minigrad.full(size, fill_value, *self._like(dtype, device), requires_grad)
+        return minigrad.factories.full(size, fill_value, *self._like(dtype, device), requires_grad)
 
     def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
         return self.new_full(_size(size), 0, dtype, device, requires_grad)

@@ -290,7 +290,7 @@ class ShapeMethods:
             n = self.shape[0]
             m = n + abs(k)
             flat = (np.arange(n) + max(-k, 0)) * m + np.arange(n) + max(k, 0)  # row * m + column
-            zeros = minigrad.zeros(m * m, dtype=self.dtype, device=self.device)
+            zeros = minigrad.factories.zeros(m * m, dtype=self.dtype, device=self.device)
             return zeros.scatter(0, flat, self).reshape(m, m)
         if self.ndim == 2:
             rows, columns = self.shape
@@ -337,7 +337,7 @@ def _check_index(index: Any, x: Any, dim: int, op: str) -> Any:
 def _scatter_source(x: Any, src: Any, index: Any, op: str) -> Any:
     """The values `op` writes: a number filled to index's shape, or a tensor of x's dtype cut to index's shape."""
     if not isinstance(src, minigrad.Tensor):
-        return minigrad.full(index.shape, src, dtype=x.dtype, device=x.device)
+        return minigrad.factories.full(index.shape, src, dtype=x.dtype, device=x.device)
     if src.dtype != x.dtype:
         raise RuntimeError(f"{op}: src ({src.dtype}) must have the input's dtype ({x.dtype})")
     if src.ndim == 0 and index.shape == (1,):  # a 0-d src with a 0-d index, as PyTorch allows

@@ -13,8 +13,9 @@ The class is written in six files of this package, one job each; the other five 
 - convert.py (`ConversionMethods`): to another dtype or device, to Python values and to NumPy;
 - inplace.py (`InPlaceMethods`): in-place updates, `w -= lr * w.grad`, `zero_()`, ...;
 - shape.py (`ShapeMethods`): reshape, permute, transpose, squeeze, expand, split, gather, ...;
-- hooks.py (`HookMethods`): register_hook and retain_grad;
-- and ../compat/moremath.py (`CompatMathMethods`): the rest of PyTorch's everyday math (log1p, round, //, %, ...).
+- hooks.py (`HookMethods`): register_hook and retain_grad.
+The rest of PyTorch's everyday math (log1p, round, //, %, ...) is not the engine's: ../compat/moremath.py attaches
+it to the class from above when minigrad is imported (`attach_to`), so this file imports nothing from compat/.
 
 Read next: ../core/function.py (Function, one op), then ../core/autograd.py (the backward pass).
 """
@@ -26,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import minigrad
-from minigrad.compat.moremath import CompatMathMethods
 from minigrad.core import autograd, backend
 from minigrad.core.dtypes import FLOAT_DTYPES, check_dtype, get_default_dtype, is_number, result_type
 from minigrad.tensor.convert import ConversionMethods, seed_gradient
@@ -45,7 +45,7 @@ class ShapeError(ValueError):
     """A shape mismatch, with a message naming the op and the shapes."""
 
 
-class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods, HookMethods, CompatMathMethods):
+class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods, HookMethods):
     """An n-dimensional array that remembers how it was computed, for reverse-mode autodiff.
 
     `Tensor(data, requires_grad=False, dtype=None, device=None)`: Python floats and float arrays

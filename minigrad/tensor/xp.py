@@ -68,9 +68,10 @@ def split(x: Tensor, boundaries: list[int], axis: int) -> list[Tensor]:
 
 
 def einsum(equation: str, *operands: Tensor) -> Tensor:
-    from minigrad.compat.mathops import einsum  # here: mathops imports the tensor package
+    from minigrad.ops.linalg import Einsum, parse_einsum  # here: the ops import the tensor package
 
-    return einsum(equation, *operands)
+    subscripts, output = parse_einsum(equation, len(operands))
+    return Einsum.apply(*operands, subscripts=subscripts, output=output)
 
 
 def __getattr__(name: str) -> Any:

@@ -27,13 +27,10 @@ from typing import Any
 
 from minigrad.core import backend, observers
 from minigrad.core.gradients import dense
+from minigrad.core.observers import AnomalyError
 from minigrad.ops.elementwise import MaskedFill
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # minigrad/, not tools/
-
-
-class AnomalyError(RuntimeError):
-    """A NaN or infinity appeared; the message names the op, its inputs and where it was created."""
 
 
 class detect_anomaly:

@@ -17,7 +17,6 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from minigrad import kernels, optim
-from minigrad.fused.attention import mask_causal_
 from minigrad.fused.cross_entropy import CrossEntropy, reduce_losses, row_scale
 from minigrad.fused.embedding import Embedding
 from minigrad.fused.gelu import GELU
@@ -291,7 +290,7 @@ def test_causal_softmax_of_attentions_row_blocks(lead, rows, extra, kind, seed):
     if kind == "nan" and scores.size:
         scores.reshape(-1)[rng.integers(scores.size)] = np.nan
     with np.errstate(invalid="ignore"):
-        expected = causal_rows.causal_softmax_(scores.copy(), 0.125, mask_causal_)
+        expected = causal_rows.causal_softmax_(scores.copy(), 0.125)
     got = numba_softmax.causal_softmax_(scores, 0.125)
     assert got is scores  # in place
     assert_close(got, expected, f"P, {kind}")

@@ -126,7 +126,7 @@ TABLE = [
          name="自回归训练", seen="06 §2", code=["minigpt.model:GPT.forward", "minigpt.data:get_batch"]),
     dict(lecture=6, problem="整句并行训练会偷看后面的字", fix="把未来位置的分数设为 -∞",
          name="因果遮罩（mask）", seen="06 §3",
-         code=["minigrad.fused.attention:mask_causal_", "minigpt.model:KVCache.causal_mask"]),
+         code=["minigrad.kernels.causal_rows:mask_causal_", "minigpt.model:KVCache.causal_mask"]),
     dict(lecture=6, problem="不翻译，只续写，编码器和交叉注意力用不上", fix="只留带遮罩的自注意力 + MLP",
          name="GPT（decoder-only）", seen="06 §4", code=["minigpt:GPT", "minigpt.model:GPT.generate"]),
     dict(lecture=6, problem="总选最可能的字太死板，全凭概率又太乱", fix="抽样前先调整分布",

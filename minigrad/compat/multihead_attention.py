@@ -1,9 +1,9 @@
 """`MultiheadAttention`, as `torch.nn.MultiheadAttention`: the projections around one call of
-`F.scaled_dot_product_attention`, or, when the weights are asked for (need_weights, PyTorch's default), the same
-formula written out so that the weights are a tensor of their own, as PyTorch's explicit path does. Every input,
-a float `attn_mask` included, gets its gradient (a learned bias such as ALiBi's trains).
-
-Read next: ../optim/optimizer.py.
+`F.scaled_dot_product_attention`; or, when the weights are asked for (need_weights, PyTorch's default), PyTorch's
+explicit path, the engine's softmax op over the masked scores, so that the weights are a tensor of their own (not
+the attention op: there PyTorch 2.13 gives NaN for a query masked from every key, and its fused op, as ours, 0).
+Every input, a float `attn_mask` included, gets its gradient (a learned bias such as ALiBi's trains).
+Read next: ../fused/attention.py (the attention it calls).
 """
 
 from __future__ import annotations

@@ -8,14 +8,13 @@ never take log(0)). Each has a twin in twins.py, the same function composed from
 tests/test_fused.py holds it to and which double backward differentiates (higher_order.py). kernels/ holds
 the faster implementations of their array steps, each selected once and tested equal to the NumPy code.
 
-Reading order:
-1. softmax.py: softmax and log-softmax (the row maximum subtracted; the Jacobian applied without forming it);
-2. cross_entropy.py: cross-entropy, NLL and binary cross-entropy, with PyTorch's layouts and reductions;
-3. layer_norm.py, gelu.py (the exact GELU and GPT-2's tanh form), embedding.py, dropout.py;
-4. attention.py: scaled dot-product attention, the formula;
-5. twins.py: every one of them composed from primitive ops;
-6. kernels/: blas.py (BLAS sums, transposed copies) and causal_rows.py (attention in row blocks).
-Read next: ../functional.py, which exposes these as F.softmax, F.cross_entropy, F.layer_norm, ...
+The files (README.md's reading order takes them in this order, then minigpt/model.py):
+- softmax.py: softmax and log-softmax (the row maximum subtracted; the Jacobian applied without forming it);
+- cross_entropy.py: cross-entropy, NLL and binary cross-entropy, with PyTorch's layouts and reductions;
+- layer_norm.py, gelu.py (the exact GELU and GPT-2's tanh form), embedding.py, dropout.py;
+- attention.py: scaled dot-product attention, the formula;
+- twins.py: every one of them composed from primitive ops.
+Read next: softmax.py.
 """
 
 from minigrad.fused import attention, cross_entropy, dropout, embedding, gelu, layer_norm, softmax

@@ -6,12 +6,11 @@ Attention is written three times, each with one job:
   skipping the masked tiles (the op chooses it for a GPT's shapes);
 - twins.scaled_dot_product_attention, the twin: the same function composed from primitive ops, which
   tests/test_fused.py holds this op to, and which double backward differentiates (higher_order.py).
-Read next: kernels/causal_rows.py, then twins.py.
+Read next: twins.py (each fused op's composed twin); ../kernels/causal_rows.py is this op's second implementation.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any
 
@@ -19,28 +18,9 @@ from minigrad.core.backend import get_array_module
 from minigrad.core.function import Function
 from minigrad.kernels import causal_rows
 from minigrad.kernels.blas import row_sum, transposed_right
+from minigrad.kernels.causal_rows import mask_causal_
 from minigrad.kernels.softmax_rows import stable_softmax
 from minigrad.tensor import ShapeError
-
-
-@functools.lru_cache(maxsize=32)
-def causal_hidden(xp: Any, t_query: int, t_key: int) -> Any:
-    """True where query i may not see key j (j > i): PyTorch's `is_causal` alignment, the lower triangle of a
-    (T_q, T_k) matrix from its top-left corner, is what stays visible. Cached per shape: the same few
-    (T_q, T_k) come back every step. (A KV cache, whose queries are the last positions of the keys, passes its
-    own mask instead.)"""
-    return ~xp.tri(t_query, t_key, dtype=bool)
-
-
-def mask_causal_(xp: Any, scores: Any) -> Any:
-    """The scores of the keys a query may not see set to -inf, in place (so their probabilities are 0).
-
-    Set, not added to: a NaN or inf in a hidden score stays hidden, as the key is, and the rows that cannot see
-    it stay finite, as in PyTorch's fused attention on the CPU (its reference formula, which adds the -inf mask,
-    would spread the NaN to every row; a future token then could change the past).
-    """
-    xp.copyto(scores, -xp.inf, where=causal_hidden(xp, *scores.shape[-2:]))  # (where= broadcasts, on CuPy too)
-    return scores
 
 
 def attention_scores(q: Any, k: Any, is_causal: bool, mask: Any, scale: float) -> Any:
@@ -83,11 +63,13 @@ class ScaledDotProductAttention(Function):
         if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
             raise ShapeError(f"scaled_dot_product_attention: q {q.shape}, k {k.shape}, v {v.shape}")
         scale = self.scale if self.scale is not None else 1 / math.sqrt(q.shape[-1])
-        self.q, self.k, self.v, self.used_scale = q, k, v, scale
+        self.used_scale = scale
         # Causal self-attention (a GPT's) in blocks of query rows, each against only the keys it may see.
         self.row_blocks = causal_rows.causal_row_blocks(q, k, v) if self.is_causal and self.mask is None else None
         if self.row_blocks is not None:
-            return causal_rows.forward(self, mask_causal_)
+            self.saved = causal_rows.forward(q, k, v, scale, self.keep, self.row_blocks)
+            return self.saved.y
+        self.q, self.k, self.v = q, k, v
         self.p = attention_scores(q, k, self.is_causal, self.mask, scale)  # (..., T_q, T_k)
         dropped = self.p if self.keep is None else self.p * self.keep
         self.dropped = dropped
@@ -96,7 +78,7 @@ class ScaledDotProductAttention(Function):
 
     def backward(self, gy):
         if self.row_blocks is not None:
-            return causal_rows.backward(self, gy)
+            return causal_rows.backward(self.saved, gy, self.used_scale, self.keep, self.row_blocks)
         xp = get_array_module(gy)
         gv = xp.swapaxes(self.dropped, -1, -2) @ gy
         gs = gy @ transposed_right(self.v, gy.shape[-2])  # gP', a new array that becomes gS in place

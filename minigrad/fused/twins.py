@@ -10,7 +10,7 @@ twin's docstring is the sum of the chain rule steps here.
 Training never calls this module: the fused ops are faster, keep fewer buffers alive, and cannot overflow where
 these might (see log_softmax). Double backward does: the `composed` method of the GELUs, layer norm, attention
 and cross-entropy calls its twin here, and higher_order.py differentiates that graph.
-Read next: kernels/ (the faster implementations).
+Read next: ../../minigpt/model.py, the GPT these ops were made for, where the reading order ends.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import numpy as np
 
 from minigrad.core.backend import get_array_module
 from minigrad.factories import arange, tensor
-from minigrad.fused.attention import causal_hidden
+from minigrad.kernels.causal_rows import causal_hidden
 from minigrad.tensor import Tensor, _raw
 
 

@@ -30,7 +30,7 @@ The kernels today:
   for the next step): settings that change the speed, never the results.
 
 Nothing here imports anything above the backend (core/backend.py): a kernel knows arrays, not tensors.
-Read next: blas.py, causal_rows.py, then select.py.
+Read next: ../fused/softmax.py (the first op with a kernel behind it), as each kernel file says of its own op.
 """
 
 from minigrad.kernels.memory import keep_freed_host_memory

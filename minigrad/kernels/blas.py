@@ -4,7 +4,7 @@ NumPy sums short contiguous rows one at a time, and multiplies a batched product
 transposed view in its own loop; BLAS does either in one call. Each function here returns what the plain
 NumPy expression in its docstring returns (the same sum, added in another order), and falls back to that
 expression for other dtypes, devices (CuPy, the stand-in) and small arrays. tests/test_backend.py checks them.
-Read next: causal_rows.py.
+Read next: ../fused/layer_norm.py (the first op that sums rows with it).
 """
 
 from __future__ import annotations

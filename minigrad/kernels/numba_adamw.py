@@ -13,7 +13,7 @@ kernel equals the NumPy step to float32 rounding. The gradient is never written.
     adam_step(p, g, m, v, lr, beta1, beta2, eps, weight_decay, step, decoupled) -> None   (p, m, v in place)
         p, g, m, v float32 arrays of one shape, p, m and v C-contiguous (a strided copy would receive the update
         and be thrown away: the kernel refuses them); step the count t after this step (1 on the first)
-Read next: numba_embedding.py.
+Read next: ../optim/adam.py (the update it implements).
 """
 
 from __future__ import annotations

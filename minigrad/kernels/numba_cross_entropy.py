@@ -15,7 +15,7 @@ probabilities) and written once backward. A row with a NaN, or all -inf, gives N
     cross_entropy_forward(z, t, w_t, counted, weight, eps) -> (losses, probs)    losses (N,), probs (N, C)
     cross_entropy_backward(probs, t, w_t, counted, weight, eps, scale) -> gz     scale (N, 1), gz (N, C)
         z (N, C) float32; t (N,) integer; w_t, counted (N,) float32; weight (C,) float32 or None; eps a float
-Read next: numba_adamw.py.
+Read next: ../fused/cross_entropy.py (the op it implements).
 """
 
 from __future__ import annotations

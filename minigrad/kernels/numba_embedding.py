@@ -9,7 +9,7 @@ run in the same order as `np.add.at`'s (position by position), so the results ar
 
     scatter_rows(target, ids, rows) -> None     target (V, C) float32, C-contiguous, updated in place;
                                                 ids (N,) integers in 0..V-1 (Embedding checks them); rows (N, C)
-Read next: numba_setup.py.
+Read next: ../fused/embedding.py (the op it implements).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ float32 only (`numba_setup.supports`); the NumPy op handles every other dtype.
 
     gelu_forward(x) -> (y, slope)        the op's forward: y, and the slope it saves for backward
     gelu_backward(gy, slope) -> gx       gx = gy * slope
-Read next: numba_layernorm.py.
+Read next: ../fused/gelu.py (the op it implements).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ whole array forward and 15 backward. float32 only; weight and bias are float32 a
     layer_norm_forward(x, weight, bias, eps) -> (y, xhat, rstd)     rstd shaped (..., 1), as the op saves it
     layer_norm_backward(gy, xhat, rstd, weight, has_bias) -> (gx, gw, gb)
         gw is None when weight is None, gb None when not has_bias (the op returns only the others)
-Read next: numba_softmax.py.
+Read next: ../fused/layer_norm.py (the op it implements).
 """
 
 from __future__ import annotations

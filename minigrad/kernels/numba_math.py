@@ -8,7 +8,7 @@ is plain arithmetic, so LLVM turns a loop of them into vector code (about NumPy'
 an Intel Xeon; fused into a kernel, it saves the passes around it). Within 1.5 ulp of the true exp on average,
 4.6 at most (near x = 88: the fast-math reassociation the kernels need blurs the two halves of ln 2 a little);
 exactly 0 at -inf (and 0 for results below 1.7e-38, which NumPy keeps as subnormals), inf at +inf, NaN passes
-through. Read next: numba_gelu.py.
+through. Read next: ../fused/gelu.py (the op whose erf it compiles).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ code stays the specification and the default. This module holds the policy they 
   `nnan`/`ninf` fast-math flags, so -inf masks and NaN (for anomaly detection) keep their meaning.
 - `prepare`: compiles a module's kernels on tiny inputs, announcing the first real compile of the process in one
   line on stderr; if numba fails, one warning line, and the caller uses the NumPy op.
-Read next: numba_math.py (the float32 exp the kernels share).
+Read next: select.py (which asks it).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ gets no weight). Any axis: another axis than the last is moved last (a copy). fl
     softmax_backward_(gp, p, rowsum) -> gp, now gS          (causal_rows.softmax_backward_)
 The last two work in place on the block's own arrays: scale, mask and softmax in one pass over the scores (the
 NumPy function takes three, and exps the masked keys too), and gS = P (gP - rowsum) in one instead of two.
-Read next: numba_cross_entropy.py.
+Read next: ../fused/softmax.py (the op it implements).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ float32 NumPy array (numba_setup.supports); None otherwise, and the op runs its 
 the arrays are Tensors) all take the NumPy reference. The kernel modules, and numba with them, are imported
 only when first needed: with `MINIGRAD_KERNELS=numpy` numba is never imported at all.
 `report()` says what was chosen and how often each kernel has run in this process.
-Read next: numba_setup.py.
+Read next: ../fused/softmax.py (an op that asks it).
 """
 
 from __future__ import annotations

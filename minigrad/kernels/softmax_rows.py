@@ -1,6 +1,6 @@
 """The stable softmax row step, shared by the fused softmax (../fused/softmax.py), the fused attention
 (../fused/attention.py) and attention's row-block kernel (causal_rows.py), so it sits under all three.
-Read next: causal_rows.py.
+Read next: ../fused/softmax.py (the op it serves).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ computed in float32 and rounded back.
 The exact GELU needs the standard normal's CDF, Phi(x) = (1 + erf(x / sqrt(2))) / 2, and its density, and it
 runs on every activation of a GPT's MLP: `normal_cdf_and_density` computes both with one exp and one
 polynomial of degree 8 (see there), fewer passes than erf and without its loss of precision far left.
-Read next: threads.py.
+Read next: ../fused/gelu.py (the op that needs erf).
 """
 
 from __future__ import annotations

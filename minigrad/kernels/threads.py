@@ -18,7 +18,7 @@ slowest thread, and a thread the system has put aside stalls all the others, whi
 take the cores from the work. minigpt's training measures which is faster as it runs (minigpt/threads.py).
 
 On a GPU the products run on the device and these settings only affect the little host-side work.
-Read next: memory.py.
+Read next: ../fused/gelu.py (an op that runs in_chunks).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Our parameter names and shapes are nanoGPT's (`transformer.h.0.attn.c_attn.weigh
 (out, in)), so the conversion is a renaming-free copy: no transposes are needed (Hugging Face's GPT-2
 stores its Conv1D weights as (in, out) and would need them). Only the configurations nanoGPT itself can
 express move across: learned positions and pre-LN; anything else is a clear error.
-Read next: minigpt/testing/torch_gpt.py, which loads these weights into a PyTorch GPT.
+Read next: model.py, where the reading order ends; testing/torch_gpt.py is its PyTorch twin.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ and from nanoGPT / PyTorch unchanged (see interop.py).
 Shapes: B batch, T time (tokens), C channels (n_embd), nh heads, hs head size (C // nh), V vocab.
 Every piece is a submodule with its GPT-2 name, so a model is changed the PyTorch way, by swapping a module on a
 built GPT (`model.transformer.h[0].ln_1 = nn.Identity()`); the course's capstone builds a learner's GPT so.
-Read next: sampling.py (how `generate` picks each token), then tokenizer.py.
+The reading order (README.md) ends here: sampling.py generates from this model, train.py trains it.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ F.nll_loss, F.mse_loss, F.binary_cross_entropy, F.binary_cross_entropy_with_logi
 in PyTorch, so a GPT's logits (B, T, V) are passed as logits.reshape(-1, V) with targets.reshape(-1), as nanoGPT
 does; (B, T, V) with (B, T) targets raises an error that says so, rather than reading the wrong axis as the
 classes. `reduction` is "mean" (weighted by the class weights of the counted targets), "sum" or "none".
-Read next: factories.py (making tensors) and random.py.
+Read next: fused/softmax.py (the hand-derived ops F calls), and factories.py.
 """
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ def test_lecture_07_shows_the_recipe_it_runs():
 
 
 def test_the_readme_shows_the_recipe_and_its_recorded_score():
-    readme = (crossing.RECORD.parents[2] / "README.md").read_text(encoding="utf-8")
+    readme = (crossing.RECORD.parents[2] / "benchmarks" / "README.md").read_text(encoding="utf-8")
     shown = readme.split("```bash\npython -m minigpt train --out-dir out/crossing", 1)[1].split("```", 1)[0]
     shown = "python -m minigpt train --out-dir out/crossing" + shown.replace("\\\n", " ")
     assert shown.split() == crossing.shell_command().split()

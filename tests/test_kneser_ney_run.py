@@ -74,7 +74,7 @@ def test_the_readme_and_lecture_07_show_the_predicted_long_run():
     """README's Kneser-Ney run and its compute are the ones lecture 07 §5 derives from the shipped curves."""
     flops, width, iters = predicted_run()
     command = scaling.long_run_command(width, iters)
-    readme = (ROOT / "README.md").read_text(encoding="utf-8").replace(" \\\n    ", " ")
+    readme = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8").replace(" \\\n    ", " ")
     assert command in readme
     assert f"about {flops:.1e} FLOPs".replace("e+", "e") in readme
     lecture = (ROOT / "tutorials" / "07_summary.py").read_text(encoding="utf-8")
@@ -133,7 +133,7 @@ def test_the_record_is_of_the_predicted_run_and_passes_kneser_ney():
 def test_the_readme_reports_the_recorded_long_run():
     record = scaling.load_long_run()
     y = record["yardstick"]
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")
     assert f"**{y['nats']:.3f}**" in readme
     assert f"{y['gap_vs_kneser_ney']:+.3f} ± {y['gap_vs_kneser_ney_err']:.3f}".replace("-", "−") in readme
     assert f"({record['training_seconds']:,.0f} s of training" in readme

@@ -127,3 +127,36 @@ def test_the_sizes_the_guide_states_are_true():
     for path, lines in stated:
         actual = len((ROOT / path).read_text(encoding="utf-8").splitlines())
         assert abs(actual - int(lines.replace(",", ""))) <= 0.15 * actual, f"{path}: stated {lines}, has {actual}"
+
+
+def read_next_chain(path: Path) -> list[Path]:
+    """The files met by following each file's first "Read next" target from `path`, until a file with none (a
+    folder stands for its __init__.py) or a file met before (a loop)."""
+    chain = [path]
+    while targets := read_next_targets(chain[-1]):
+        nxt = resolve(chain[-1], targets[0])
+        nxt = nxt / "__init__.py" if nxt is not None and nxt.is_dir() else nxt
+        if nxt is None or nxt in chain:
+            chain.append(nxt)
+            break
+        chain.append(nxt)
+    return chain
+
+
+END_OF_READING = ROOT / "minigpt" / "model.py"
+
+
+READERS = [path for path in SOURCES if read_next_targets(path)]
+
+
+@pytest.mark.parametrize("path", READERS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_read_next_chain_ends_at_the_model(path):
+    """One reading order: wherever a reader starts, "Read next" leads on (kernels/ and compat/ back to their readable
+    op) and ends at minigpt/model.py, the GPT the engine was built for, with no loop on the way."""
+    chain = read_next_chain(path)
+    shown = " -> ".join(p.relative_to(ROOT).as_posix() if p else "?" for p in chain)
+    assert chain[-1] == END_OF_READING, f"the chain ends elsewhere: {shown}"
+
+
+def test_the_reading_ends_at_the_model():
+    assert END_OF_READING in SOURCES and not read_next_targets(END_OF_READING)

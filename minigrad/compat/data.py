@@ -9,7 +9,7 @@ Loading happens in the calling process, one batch at a time: `num_workers` and `
 and change nothing (the batches are the same as PyTorch's workers would give). Shuffling draws from
 `generator` (a `mg.Generator`), or from the global stream of `mg.manual_seed`: reproducible within minigrad,
 not the order PyTorch would draw for the same seed.
-Read next: ../optim/lr_scheduler.py.
+Read next: ../../minigpt/data.py (the batches minigpt draws for itself).
 """
 
 from __future__ import annotations

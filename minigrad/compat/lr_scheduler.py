@@ -10,7 +10,7 @@ LinearLR, SequentialLR, OneCycleLR, computing with the curves training uses (../
 Creating a scheduler writes each group's "initial_lr" and takes the first step (epoch 0). Several rules are
 written as PyTorch writes them, as a factor applied to the current group["lr"] ("chainable"), so that the
 rates equal PyTorch's to the last bit, not only to float rounding.
-Read next: ../optim/checkpoint.py, which saves an optimizer's state.
+Read next: ../optim/schedules.py (the formulas these objects compute with).
 """
 
 from __future__ import annotations

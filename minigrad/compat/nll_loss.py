@@ -3,7 +3,7 @@
 
     loss = nn.NLLLoss()(nn.LogSoftmax(dim=1)(logits), targets)   # = nn.CrossEntropyLoss()(logits, targets)
 
-Read next: rms_norm.py.
+Read next: ../fused/cross_entropy.py (the loss it shares its math with).
 """
 
 from __future__ import annotations

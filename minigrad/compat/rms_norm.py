@@ -1,6 +1,6 @@
 """`RMSNorm`, as `torch.nn.RMSNorm`: LayerNorm without the mean, composed from primitive ops.
 
-Read next: multihead_attention.py.
+Read next: ../fused/layer_norm.py (its readable cousin).
 """
 
 from __future__ import annotations

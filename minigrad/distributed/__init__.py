@@ -10,7 +10,7 @@
     model.sync_gradients()                        # the gradients, averaged over the ranks
     optimizer.step()                              # the same step on every rank
 
-What is in it, in reading order: mpi.py (the MPI backend, ReduceOp), nccl.py (the NCCL backend),
+What is in it: mpi.py (the MPI backend, ReduceOp), nccl.py (the NCCL backend),
 process_group.py (init_process_group, get_rank, all_reduce, broadcast, barrier, ...), ddp.py
 (DistributedDataParallel). mpi4py is an optional extra: pip install -e '.[mpi]'.
 """

@@ -10,7 +10,7 @@ NumPy counts the int as advanced too, PyTorch applies it first, as a plain selec
 (3, 4, 5), `x[0, :, [1, 2]]` has shape (2, 4) in NumPy and (4, 2) in PyTorch. `split_index` therefore
 turns an index into PyTorch's two steps, each a NumPy index: the basic part, then the advanced part.
 
-Read next: linalg.py.
+Read next: scatter.py, then linalg.py.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ For y = a @ b on matrices, dL/da = dL/dy @ b.T and dL/db = a.T @ dL/dy: each inp
 upstream gradient multiplied by the other input, transposed. Batched operands broadcast over the
 leading axes as in NumPy; 1-D operands are treated as a row (left) or a column (right) vector.
 `einsum` (Einsum) writes any such contraction in one line: `bhqd,bhkd->bhqk` is attention's q @ k^T.
-Read next: ../fused/ (the hand-derived ops).
+Read next: ../core/higher_order.py (double backward), then ../fused/softmax.py.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ is smooth. So the array strategies keep values away from kinks and ties: relu an
 without ties, log and sqrt away from non-positive numbers, division away from 0. Shapes stay small
 (at most 24 elements), because a gradient check costs two forward passes per input element.
 
-Read next: tests/helpers.py (`check_op`), which feeds these to every op test.
+Read next: ../tools/gradcheck.py (the check these shapes feed).
 """
 
 from __future__ import annotations

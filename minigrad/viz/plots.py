@@ -7,7 +7,7 @@ backend needed (saving uses Agg), yet Jupyter still shows a returned figure inli
 imported inside the functions, so `import minigrad` stays light. Nothing here knows minigpt: the
 model's helpers (e.g. `GPT.attention_maps`) produce the arrays, these functions draw them.
 
-Read next: tutorials/, which uses them.
+Read next: ../../minigpt/train.py (the run whose curves these are).
 """
 
 from __future__ import annotations

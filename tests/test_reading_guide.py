@@ -127,6 +127,10 @@ def test_the_sizes_the_guide_states_are_true():
     for path, lines in stated:
         actual = len((ROOT / path).read_text(encoding="utf-8").splitlines())
         assert abs(actual - int(lines.replace(",", ""))) <= 0.15 * actual, f"{path}: stated {lines}, has {actual}"
+    # The core path's total counts every file the walk needs: the sum of the sizes stated beside them.
+    total = int(re.search(r"is about ([\d,]+) lines, an afternoon", first_screen).group(1).replace(",", ""))
+    listed = sum(int(n.replace(",", "")) for n in re.findall(r"` \((\d[\d,]*) lines\)", first_screen))
+    assert abs(total - listed) <= 0.03 * listed, f"the core path is said to be {total} lines; its files add to {listed}"
 
 
 def read_next_chain(path: Path) -> list[Path]:

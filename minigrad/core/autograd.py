@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from minigrad.core import observers
 from minigrad.core.grad_mode import enable_grad, grad_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
-from minigrad.core.gradients import Gradients, as_gradient, is_fresh
+from minigrad.core.gradients import Gradients, gradients_for, is_fresh
 from minigrad.tensor import versions
 
 if TYPE_CHECKING:
@@ -147,7 +147,7 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor], 
         if id(x) not in found and not allow_unused:
             raise RuntimeError(f"grad: input {i} (shape {x.shape}) was not used to compute the outputs; pass "
                                "allow_unused=True to get None for it")
-    return tuple(as_gradient(*found[id(x)]) if id(x) in found else None for x in inputs)
+    return tuple(found.get(id(x)) for x in inputs)
 
 
 def local_grads(y: Tensor, gy: Tensor, inputs: Sequence[Tensor]) -> tuple[Tensor | None, ...]:
@@ -158,66 +158,60 @@ def local_grads(y: Tensor, gy: Tensor, inputs: Sequence[Tensor]) -> tuple[Tensor
     wanted = {id(x) for x in inputs if x.requires_grad}
     order = _leading_to(order_graph(y, stop=wanted), wanted)
     found = _walk(order, {id(y): gy}, wanted, wanted, True, True)
-    return tuple(as_gradient(*found.pop(id(x))) if id(x) in found else None for x in inputs)
+    return tuple(found.pop(id(x), None) for x in inputs)
 
 
 def _walk(order: list[Tensor], seeds: dict[int, Any], wanted: set[int] | None, stop: Collection[int],
-          retain_graph: bool, create_graph: bool, on_step: Callable | None = None) -> dict[int, tuple[Any, bool]]:
+          retain_graph: bool, create_graph: bool, on_step: Callable | None = None) -> dict[int, Tensor]:
     """Step 2: the chain rule over `order` (step 1), from the `seeds` (gradients keyed by tensor id).
 
     Without `wanted` (backward), the gradients of leaves go into their `.grad`; with it (grad), those of the
-    wanted tensors are returned, as {id: (gradient, owned)}. The walk does not go past the tensors in `stop`.
+    wanted tensors are returned, as {id: gradient tensor}. The walk does not go past the tensors in `stop`.
+    The gradients' form, arrays or tensors that record a graph, is decided once (gradients.py).
     """
-    grads = Gradients(seeds, tensors=create_graph)
-    found: dict[int, tuple[Any, bool]] = {}
-    watchers = observers.of_walk(on_step, create_graph)
+    grads = gradients_for(seeds, create_graph)
+    found: dict[int, Tensor] = {}
+    watchers = observers.of_walk(on_step, grads)
     with set_grad_enabled(create_graph):  # recording the gradients' own graph, or nothing
         for tensor in reversed(order):  # every use of a tensor comes later in the order: its gradient is complete
             gy = grads.pop(tensor, watchers)
             if gy is None:
                 continue  # no path from the roots reaches this tensor's gradient
-            _hand_to_leaf(tensor, gy, grads.owns(tensor), wanted, found)
+            _hand_to_leaf(tensor, gy, grads, wanted, found)
             ctx = tensor._ctx
             if ctx is None or id(tensor) in stop:
                 continue
-            for parent, gx, owned in _chain_rule(ctx, gy, tensor, create_graph, watchers):
+            for parent, gx, owned in _chain_rule(ctx, gy, tensor, grads, watchers):
                 grads.add(parent, gx, owned)
             if not retain_graph:
                 ctx.release()
     return found
 
 
-def _hand_to_leaf(tensor: Tensor, gy: Any, owned: bool, wanted: set[int] | None, found: dict) -> None:
+def _hand_to_leaf(tensor: Tensor, gy: Any, grads: Gradients, wanted: set[int] | None, found: dict) -> None:
     """Where a finished gradient goes besides the op: into `.grad` of a leaf or a `retain_grad` tensor (backward),
     or into `found` when the tensor is `wanted` (grad)."""
     if wanted is None:
         if tensor._ctx is None or tensor._retains_grad:
-            tensor._accumulate_grad(gy, owned=owned)
+            grads.to_leaf(tensor, gy, grads.owns(tensor))
     elif id(tensor) in wanted:
-        found[id(tensor)] = (gy, owned)
+        found[id(tensor)] = grads.result(gy, grads.owns(tensor))
 
 
-def _chain_rule(ctx: Any, gy: Any, y: Tensor, create_graph: bool, watchers: list) -> list[tuple[Tensor, Any, bool]]:
+def _chain_rule(ctx: Any, gy: Any, y: Tensor, grads: Gradients, watchers: list) -> list[tuple[Tensor, Any, bool]]:
     """One op's step of the chain rule: (input, its gradient summed back to its shape, owned) for each input that
     needs one. `owned` says that the gradient is a new buffer that only this input receives (see gradients.py)."""
     if ctx.released or [parent._version for parent in ctx.parents] != ctx.input_versions:
         _refuse_stale(ctx)
-    if create_graph:  # the op's backward on tensors, recording a graph of the gradients (higher_order.py)
-        from minigrad.core.higher_order import backward_on_tensors  # here: it imports the ops, which import us
-
-        gxs = backward_on_tensors(ctx, gy, y)
-    else:
-        gxs = ctx.backward(gy)  # on raw arrays: nothing is recorded (training's fast path)
-    gxs = gxs if isinstance(gxs, tuple) else (gxs,)
-    arrays = [getattr(gx, "data", gx) for gx in gxs] if create_graph else gxs
+    gxs = grads.backward(ctx, gy, y)  # on arrays, or on tensors recording a graph (the walk's form)
+    arrays = [grads.array(gx) for gx in gxs]
     for watcher in watchers:
         watcher.on_backward(ctx, arrays)
-    gy_array = gy.data if create_graph else gy
     steps = []
     for parent, gx, needed in zip(ctx.parents, gxs, ctx.needs_input_grad):
         if needed and gx is not None:
             gx = sum_to(gx, parent.shape)
-            steps.append((parent, gx, is_fresh(gx.data if create_graph else gx, gy_array, arrays)))
+            steps.append((parent, gx, is_fresh(grads.array(gx), grads.array(gy), arrays)))
     return steps
 
 

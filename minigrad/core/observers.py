@@ -14,8 +14,6 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from minigrad.core import backend
-
 
 class Observer:
     """Watches the engine; override the events you need (see the module docstring)."""
@@ -43,15 +41,18 @@ class AnomalyError(RuntimeError):
 
 class TensorHooks(Observer):
     """Every tensor's own hooks (`register_hook`, tensor/hooks.py): they run in the order they were registered,
-    each on what the one before returned. A tensor without hooks costs one attribute test."""
+    each on what the one before returned, always a tensor (`form`: the walk's gradients, gradients.py, turn the
+    gradient into one and back). A tensor without hooks costs one attribute test."""
+
+    def __init__(self, form: Any) -> None:
+        self.form = form
 
     def on_gradient(self, tensor: Any, gy: Any) -> Any:
         if not tensor._hooks:
             return gy
         from minigrad.tensor import Tensor  # (the tensor package imports the engine)
 
-        tensors = isinstance(gy, Tensor)  # create_graph: the gradient is a tensor already
-        grad = gy if tensors else Tensor._make(gy, False)
+        grad = self.form.tensor(gy)
         for hook in list(tensor._hooks):
             new = hook(grad)
             if new is None:
@@ -61,27 +62,25 @@ class TensorHooks(Observer):
                 raise RuntimeError(f"hook {getattr(hook, '__name__', hook)!r} returned {got}; it must return None "
                                    f"or a tensor of the gradient's shape {grad.shape} and dtype {grad.dtype}")
             grad = new
-        return grad if tensors else backend.to_device(grad.data, backend.device_of(gy))
+        return self.form.like(grad, gy)
 
 
 class OnStep(Observer):
     """`on_step(tensor, gy)` with each finished gradient as an array, in the order the walk visits tensors
     (`autograd.backward(..., on_step=...)`: the drawing's backward animation, viz/graph.py)."""
 
-    def __init__(self, on_step: Callable[[Any, Any], None], tensors: bool) -> None:
-        self.on_step, self.tensors = on_step, tensors  # tensors: the gradients are tensors (create_graph)
+    def __init__(self, on_step: Callable[[Any, Any], None], form: Any) -> None:
+        self.on_step, self.form = on_step, form  # form: the walk's gradients (gradients.py)
 
     def on_gradient(self, tensor: Any, gy: Any) -> Any:
-        self.on_step(tensor, gy.data if self.tensors else gy)
+        self.on_step(tensor, self.form.array(gy))
         return gy
 
 
-def of_walk(on_step: Callable[[Any, Any], None] | None, tensors: bool) -> list[Observer]:
-    """The observers of one backward walk: the tensors' hooks, the active observers, and `on_step` if given."""
-    return [_TENSOR_HOOKS, *active] + ([OnStep(on_step, tensors)] if on_step is not None else [])
-
-
-_TENSOR_HOOKS = TensorHooks()
+def of_walk(on_step: Callable[[Any, Any], None] | None, form: Any) -> list[Observer]:
+    """The observers of one backward walk (whose gradients are `form`, gradients.py): the tensors' hooks, the
+    active observers, and `on_step` if given."""
+    return [TensorHooks(form), *active] + ([OnStep(on_step, form)] if on_step is not None else [])
 
 
 @contextlib.contextmanager

@@ -206,17 +206,6 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods, HookM
         seed = seed_gradient(self, gradient if grad is None else grad, create_graph)
         autograd.backward(self, seed, create_graph if retain_graph is None else retain_graph, create_graph=create_graph)
 
-    def _accumulate_grad(self, gx: Any, owned: bool) -> None:
-        """Add `gx` into `.grad`; the stored gradient never aliases another tensor's gradient.
-
-        A gradient tensor (create_graph) keeps its graph: it is added out of place, as in PyTorch."""
-        if isinstance(gx, Tensor):
-            self.grad = (gx if owned else gx.clone()) if self.grad is None else self.grad + gx
-        elif self.grad is None:
-            self.grad = Tensor._make(gx if owned else gx.copy(), False)
-        else:
-            self.grad.data += gx
-
     # ----------------------------------------------------------------------------------------------
     # Operators (NumPy broadcasting; Python numbers on either side; PyTorch's result dtype)
     def _operands(self, other: Any) -> tuple[Tensor, Tensor]:

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 CONVOLUTION = ("minigrad has no convolutions or pooling (it is built for sequence models); "
                "use PyTorch for images, or write a convolution from reshapes and matmul yourself")
-RECURRENT = ("minigrad has no recurrent layer modules; lecture 02 (tutorials/02_rnn_attention.py) builds an RNN "
-             "and a GRU cell from nn.Linear, which is how to write one here")
 COMPLEX = "minigrad has no complex numbers; minigpt's RoPE rotates pairs of real numbers instead (minigpt/model.py)"
 SPARSE = "minigrad has no sparse tensors; use a dense tensor"
 COMPILER = ("minigrad has no compiler: drop the call, the model runs eagerly as written "
@@ -52,7 +50,6 @@ GAPS: dict[str, dict[str, str]] = {
     "minigrad.nn": {
         **dict.fromkeys(["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d",
                          "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool2d", "Upsample"], CONVOLUTION),
-        **dict.fromkeys(["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"], RECURRENT),
         **dict.fromkeys(["Transformer", "TransformerEncoder", "TransformerEncoderLayer", "TransformerDecoder",
                          "TransformerDecoderLayer"], TRANSFORMER),
         **dict.fromkeys(["BatchNorm1d", "BatchNorm2d", "SyncBatchNorm"], BATCH_NORM),

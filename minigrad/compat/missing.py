@@ -18,8 +18,6 @@ SPARSE = "minigrad has no sparse tensors; use a dense tensor"
 COMPILER = ("minigrad has no compiler: drop the call, the model runs eagerly as written "
             "(compiled CPU kernels for the fused ops come with pip install -e '.[fast]')")
 AMP = "minigrad has no automatic mixed precision; train in float32 (or cast with x.half() yourself)"
-TRANSFORMER = ("minigrad has no ready-made Transformer modules; minigpt/model.py builds the block from nn.Linear, "
-               "nn.LayerNorm and F.scaled_dot_product_attention, and nn.MultiheadAttention exists")
 DATA_PARALLEL = ("minigrad has no single-process DataParallel; run `mpiexec -n N` with "
                  "minigrad.distributed.DistributedDataParallel")
 BATCH_NORM = ("minigrad has no BatchNorm module; keep the running statistics by hand under no_grad (as makemore "
@@ -50,8 +48,6 @@ GAPS: dict[str, dict[str, str]] = {
     "minigrad.nn": {
         **dict.fromkeys(["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d",
                          "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool2d", "Upsample"], CONVOLUTION),
-        **dict.fromkeys(["Transformer", "TransformerEncoder", "TransformerEncoderLayer", "TransformerDecoder",
-                         "TransformerDecoderLayer"], TRANSFORMER),
         **dict.fromkeys(["BatchNorm1d", "BatchNorm2d", "SyncBatchNorm"], BATCH_NORM),
         **dict.fromkeys(["DataParallel", "parallel"], DATA_PARALLEL),
     },

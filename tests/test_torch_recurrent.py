@@ -170,6 +170,8 @@ def test_dropout_does_not_follow_the_last_layer():
     (lambda lib: lib.nn.GRU(3, 4), lambda lib, m: m(lib.zeros(5, 3), lib.zeros(1, 2, 4))),  # unbatched: h0 2-D
     (lambda lib: lib.nn.LSTM(3, 4), lambda lib, m: m(lib.zeros(1, 5, 2, 3))),
     (lambda lib: lib.nn.GRUCell(3, 4), lambda lib, m: m(lib.zeros(1, 2, 3))),
+    (lambda lib: lib.nn.GRUCell(3, 4), lambda lib, m: m(lib.zeros(2, 3), lib.zeros(1, 4))),  # would broadcast
+    (lambda lib: lib.nn.LSTMCell(3, 4), lambda lib, m: m(lib.zeros(2, 3), (lib.zeros(2, 4), lib.zeros(2, 5)))),
 ])
 def test_bad_arguments_are_refused_in_one_line_where_pytorch_refuses(build, call):
     for lib in (mg, torch):

@@ -104,10 +104,15 @@ class RNNCellBase(Module):
         x = input if batched else input.unsqueeze(0)
         if states is None:
             return x, [_zeros((x.shape[0], self.hidden_size), x)] * count, batched
+        states = list(states)
         for i, state in enumerate(states):
             if state.ndim not in (1, 2):
                 raise ValueError(f"{name}: Expected hx[{i}] to be 1D or 2D, got {state.ndim}D instead")
-        return x, [state if batched else state.unsqueeze(0) for state in states], batched
+            states[i] = state if batched else state.unsqueeze(0)
+            if states[i].shape != (x.shape[0], self.hidden_size):  # else (1, H) would broadcast silently
+                raise RuntimeError(f"{name}: hx[{i}] has shape {tuple(state.shape)}; expected "
+                                   f"{(x.shape[0], self.hidden_size) if batched else (self.hidden_size,)}")
+        return x, states, batched
 
     def extra_repr(self) -> str:
         return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")

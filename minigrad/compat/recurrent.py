@@ -13,7 +13,8 @@ and its state_dict run unchanged:
 - every weight and bias drawn from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size));
 - shapes: input (L, N, H_in), (N, L, H_in) with batch_first, or unbatched (L, H_in); output (L, N, D * H) (D = 2
   when bidirectional); h_n (num_layers * D, N, H) whatever batch_first says.
-Not covered (refused in one line): LSTM's proj_size. Read next: ../optim/optimizer.py.
+Not covered (refused in one line): LSTM's proj_size.
+Read next: ../nn/layers.py (Linear: every gate is one F.linear call).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ layer num_layers times, as PyTorch does, and end with an optional norm; nn.Trans
 LayerNorm. Masks mean what they mean for MultiheadAttention: a boolean mask's True may NOT attend, a float mask is
 added to the scores (generate_square_subsequent_mask's -inf above the diagonal is the causal one); key padding
 masks are (N, S). `is_causal` is a hint, as in PyTorch: the mask it describes must still be passed.
-Read next: recurrent.py (the recurrent layers, the sequence models before attention).
+Read next: multihead_attention.py (the attention in every layer).
 """
 
 from __future__ import annotations

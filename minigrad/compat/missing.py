@@ -13,15 +13,11 @@ from __future__ import annotations
 
 CONVOLUTION = ("minigrad has no convolutions or pooling (it is built for sequence models); "
                "use PyTorch for images, or write a convolution from reshapes and matmul yourself")
-RECURRENT = ("minigrad has no recurrent layer modules; lecture 02 (tutorials/02_rnn_attention.py) builds an RNN "
-             "and a GRU cell from nn.Linear, which is how to write one here")
 COMPLEX = "minigrad has no complex numbers; minigpt's RoPE rotates pairs of real numbers instead (minigpt/model.py)"
 SPARSE = "minigrad has no sparse tensors; use a dense tensor"
 COMPILER = ("minigrad has no compiler: drop the call, the model runs eagerly as written "
             "(compiled CPU kernels for the fused ops come with pip install -e '.[fast]')")
 AMP = "minigrad has no automatic mixed precision; train in float32 (or cast with x.half() yourself)"
-TRANSFORMER = ("minigrad has no ready-made Transformer modules; minigpt/model.py builds the block from nn.Linear, "
-               "nn.LayerNorm and F.scaled_dot_product_attention, and nn.MultiheadAttention exists")
 DATA_PARALLEL = ("minigrad has no single-process DataParallel; run `mpiexec -n N` with "
                  "minigrad.distributed.DistributedDataParallel")
 BATCH_NORM = ("minigrad has no BatchNorm module; keep the running statistics by hand under no_grad (as makemore "
@@ -52,9 +48,6 @@ GAPS: dict[str, dict[str, str]] = {
     "minigrad.nn": {
         **dict.fromkeys(["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d",
                          "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool2d", "Upsample"], CONVOLUTION),
-        **dict.fromkeys(["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"], RECURRENT),
-        **dict.fromkeys(["Transformer", "TransformerEncoder", "TransformerEncoderLayer", "TransformerDecoder",
-                         "TransformerDecoderLayer"], TRANSFORMER),
         **dict.fromkeys(["BatchNorm1d", "BatchNorm2d", "SyncBatchNorm"], BATCH_NORM),
         **dict.fromkeys(["DataParallel", "parallel"], DATA_PARALLEL),
     },

@@ -28,8 +28,8 @@ class MultiheadAttention(Module):
         head_h = softmax(q_h k_h^T / sqrt(hs) + mask) v_h,   q = query W_q^T + b_q (and so for k, v)
         attn_output = concat(head_1, ..., head_nh) W_o^T + b_o
 
-    Inputs are (L, N, E) or, with `batch_first=True`, (N, L, E). Not covered (they raise): separate key/value
-    sizes (kdim, vdim), add_bias_kv, add_zero_attn.
+    Inputs are (L, N, E) or, with `batch_first=True`, (N, L, E), or unbatched (L, E). Not covered (they raise):
+    separate key/value sizes (kdim, vdim), add_bias_kv, add_zero_attn.
     """
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
@@ -59,6 +59,9 @@ class MultiheadAttention(Module):
         heads unless average_attn_weights=False ((N, nh, L, S)); None unless need_weights."""
         if is_causal and attn_mask is None:
             raise RuntimeError("Need attn_mask if specifying the is_causal hint.")
+        if query.ndim == 2:  # unbatched (L, E), as PyTorch allows: a batch of one
+            return self._unbatched(query, key, value, key_padding_mask, need_weights, attn_mask,
+                                   average_attn_weights, is_causal)
         if not self.batch_first:
             query, key, value = (t.transpose(0, 1) for t in (query, key, value))
         B, L, E = query.shape
@@ -86,6 +89,16 @@ class MultiheadAttention(Module):
         if not need_weights:
             return y, None
         return y, probs.mean(dim=1) if average_attn_weights else probs
+
+    def _unbatched(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Any,
+                   *options: Any) -> tuple[Tensor, Tensor | None]:
+        """forward on (L, E) inputs, a key_padding_mask (S,) and attn_mask (L, S) or (nh, L, S), as a batch of one."""
+        dim = 0 if self.batch_first else 1
+        if key_padding_mask is not None:
+            key_padding_mask = _as_tensor(key_padding_mask, query.device).unsqueeze(0)  # (1, S)
+        y, weights = self.forward(query.unsqueeze(dim), key.unsqueeze(dim), value.unsqueeze(dim), key_padding_mask,
+                                  *options)
+        return y.squeeze(dim), None if weights is None else weights.squeeze(0)
 
     def extra_repr(self) -> str:
         return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, batch_first={self.batch_first}"

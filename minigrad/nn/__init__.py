@@ -2,8 +2,9 @@
 
 module.py holds `Module` and `Parameter` (registration, state_dict, train/eval, to(device));
 layers.py the layers a GPT is built from; structure.py ModuleDict, Identity, Flatten, Unflatten and the softmax
-modules; norms.py RMSNorm; attention.py MultiheadAttention; activations.py and losses.py the activation and loss
-modules; init.py the initialisers; utils.py gradient clipping.
+modules; activations.py and losses.py the activation and loss modules; init.py the initialisers; utils.py gradient
+clipping. From ../compat/ (PyTorch's names, composed from these): RMSNorm, MultiheadAttention, NLLLoss, the
+recurrent layers (RNN, GRU, LSTM and their cells) and the Transformer modules.
 
 `minigrad.nn.functional` is `minigrad.functional` itself (one module object under two names, as in PyTorch), so
 `import minigrad.nn.functional as F` and `from minigrad.nn import functional as F` both work.
@@ -14,7 +15,15 @@ import sys
 import minigrad.functional as functional
 from minigrad.compat.multihead_attention import MultiheadAttention
 from minigrad.compat.nll_loss import NLLLoss
+from minigrad.compat.recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from minigrad.compat.rms_norm import RMSNorm
+from minigrad.compat.transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 from minigrad.nn import init, utils
 from minigrad.nn.activations import ELU, GELU, LeakyReLU, ReLU, Sigmoid, SiLU, Softplus, Tanh
 from minigrad.nn.layers import Dropout, Embedding, LayerNorm, Linear, ModuleList, Sequential
@@ -27,10 +36,11 @@ from minigrad.nn.structure import Flatten, Identity, LogSoftmax, ModuleDict, Sof
 sys.modules[__name__ + ".functional"] = functional
 
 __all__ = [
-    "ELU", "GELU", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "Identity", "LayerNorm", "LeakyReLU",
-    "Linear", "LogSoftmax", "MSELoss", "Module", "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss",
-    "Parameter", "RMSNorm", "ReLU", "Sequential", "SiLU", "Sigmoid", "Softmax", "Softplus", "Tanh", "Unflatten",
-    "functional", "init", "utils",
+    "CrossEntropyLoss", "Dropout", "ELU", "Embedding", "Flatten", "GELU", "GRU", "GRUCell", "Identity", "LSTM",
+    "LSTMCell", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "Module", "ModuleDict", "ModuleList",
+    "MultiheadAttention", "NLLLoss", "Parameter", "RMSNorm", "RNN", "RNNCell", "ReLU", "Sequential", "SiLU", "Sigmoid",
+    "Softmax", "Softplus", "Tanh", "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
+    "TransformerEncoderLayer", "Unflatten", "functional", "init", "utils",
 ]
 
 

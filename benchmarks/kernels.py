@@ -165,7 +165,7 @@ def adamw_case(rng, C, layers, V, **_) -> Case:
     for p in params:
         p.grad = Tensor(random(rng, *p.shape))
     opt = optim.AdamW(params, lr=1e-3, weight_decay=0.1)
-    state = [(p.data.copy(), p.grad.data, np.zeros_like(p.data), np.zeros_like(p.data)) for p in params]
+    state = [(p.array.copy(), p.grad.array, np.zeros_like(p.array), np.zeros_like(p.array)) for p in params]
 
     def kernel_side():
         for p, g, m, v in state:
@@ -173,9 +173,9 @@ def adamw_case(rng, C, layers, V, **_) -> Case:
 
     torch_step = None
     if torch is not None:
-        tparams = [torch.tensor(p.data, requires_grad=True) for p in params]
+        tparams = [torch.tensor(p.array, requires_grad=True) for p in params]
         for tp, p in zip(tparams, params):
-            tp.grad = torch.from_numpy(p.grad.data.copy())
+            tp.grad = torch.from_numpy(p.grad.array.copy())
         topt = torch.optim.AdamW(tparams, lr=1e-3, weight_decay=0.1, fused=True)
         torch_step = topt.step
     return {"numpy": opt.step, "kernel": kernel_side, "torch": torch_step}

@@ -106,11 +106,11 @@ class KVCache:
         if end > self.block_size:
             raise ValueError(f"KVCache: {end} positions do not fit in block_size {self.block_size}")
         if self.keys[layer] is None:
-            xp = backend.get_array_module(k.data)
+            xp = backend.get_array_module(k.array)
             self.keys[layer] = xp.zeros((B, nh, self.block_size, hs), dtype=k.dtype)
             self.values[layer] = xp.zeros((B, nh, self.block_size, hs), dtype=v.dtype)
-        self.keys[layer][:, :, start:end] = k.data
-        self.values[layer][:, :, start:end] = v.data
+        self.keys[layer][:, :, start:end] = k.array
+        self.values[layer][:, :, start:end] = v.array
         self.lengths[layer] = end
         k_all = Tensor._make(self.keys[layer][:, :, :end], False)  # (B, nh, end, hs), a view
         v_all = Tensor._make(self.values[layer][:, :, :end], False)  # (B, nh, end, hs)

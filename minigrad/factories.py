@@ -159,7 +159,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False,
     P(i) = input[i] / sum(input). Without replacement an index is never drawn twice in a row, so `num_samples`
     may not exceed the number of categories with a non-zero weight.
     """
-    weights = backend.as_numpy(input.data if isinstance(input, Tensor) else np.asarray(input)).astype(np.float64)
+    weights = backend.as_numpy(input.array if isinstance(input, Tensor) else np.asarray(input)).astype(np.float64)
     if weights.ndim not in (1, 2):
         raise RuntimeError(f"multinomial: prob_dist must be 1 or 2 dim, got {weights.ndim}")
     if not np.all(np.isfinite(weights)) or np.any(weights < 0):
@@ -191,7 +191,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, generator: random.
     if tensors:
         dtype = tensors[0].dtype if dtype is None else dtype
         device = tensors[0].device if device is None else device
-    mean_data, std_data = (backend.as_numpy(v.data) if isinstance(v, Tensor) else v for v in (mean, std))
+    mean_data, std_data = (backend.as_numpy(v.array) if isinstance(v, Tensor) else v for v in (mean, std))
     if np.any(np.asarray(std_data) < 0):
         raise RuntimeError("normal expects std >= 0.0")
     shape = tuple(_shape(size)) if size is not None else np.broadcast_shapes(*(t.shape for t in tensors))
@@ -202,7 +202,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, generator: random.
 def bernoulli(input: Tensor, p: float | None = None, generator: random.Generator | None = None) -> Tensor:
     """1 with probability `input` (elementwise, or the number `p` for every element), else 0, as
     `torch.bernoulli`; the result has input's shape, dtype and device and carries no gradient."""
-    probs = backend.as_numpy(input.data) if p is None else np.full(input.shape, p)
+    probs = backend.as_numpy(input.array) if p is None else np.full(input.shape, p)
     if np.any(probs < 0) or np.any(probs > 1) or np.any(np.isnan(probs)):
         raise RuntimeError("bernoulli: all probabilities must be in [0, 1]")
     draws = random.rng_for(generator).random(input.shape) < probs

@@ -211,7 +211,7 @@ def attention_probs(query: Tensor, key: Tensor, attn_mask: Any = None, is_causal
     mean what they mean for scaled_dot_product_attention."""
     mask = _attention_mask(query, attn_mask, is_causal)
     scale = scale if scale is not None else query.shape[-1] ** -0.5
-    return Tensor._make(fused.attention.attention_scores(query.data, key.data, is_causal, mask, scale), False)
+    return Tensor._make(fused.attention.attention_scores(query.array, key.array, is_causal, mask, scale), False)
 
 
 # Tensors of classes and vectors --------------------------------------------------------------------------------
@@ -220,7 +220,7 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
 
     num_classes=-1 means the largest id + 1.
     """
-    ids = (tensor if isinstance(tensor, Tensor) else Tensor(tensor)).data
+    ids = (tensor if isinstance(tensor, Tensor) else Tensor(tensor)).array
     if ids.dtype.kind not in "iu":
         raise TypeError(f"one_hot: the input must be integer class ids, not {ids.dtype}")
     if num_classes == -1:

@@ -101,13 +101,13 @@ def collectives(out_dir: Path) -> None:
             dist.all_reduce(t, op=op)
             results[f"{device}_{op.name}"] = t.numpy()
         view = mg.tensor(base.numpy(), device=device)
-        view.data = view.data.T  # a non-contiguous array: all_reduce must go through a copy
+        view.array = view.array.T  # a non-contiguous array: all_reduce must go through a copy
         dist.all_reduce(view)
         results[f"{device}_transposed"] = view.numpy()
         src = mg.tensor(np.full(4, 10.0 * (rank + 1), dtype=np.float32), device=device)
         dist.broadcast(src, src=1)
         results[f"{device}_broadcast"] = src.numpy()
-        assert type(t.data).__name__ == ("ndarray" if device == "cpu" else "StrictArray")
+        assert type(t.array).__name__ == ("ndarray" if device == "cpu" else "StrictArray")
     dist.barrier()
     results["on_this_machine"] = np.array(dist.process_group.group().on_this_machine())
     np.savez(out_dir / f"rank{rank}.npz", **results)

@@ -101,11 +101,11 @@ def assert_grads_own_their_buffers(inputs: Sequence[mg.Tensor], out: mg.Tensor) 
 
     Checked on the backend arrays themselves (a host copy could never show sharing on a device).
     """
-    grads = [x.grad.data for x in inputs]
+    grads = [x.grad.array for x in inputs]
     for i, g in enumerate(grads):
         for j, other in enumerate(grads[:i]):
             assert g is not other, f"inputs {j} and {i} share one gradient array"
-    everything = [x.data for x in inputs] + [out.data] + grads
+    everything = [x.array for x in inputs] + [out.array] + grads
     for i, g in enumerate(grads):
         watched = [a for a in everything if a is not g]
         before = [backend.as_numpy(a).copy() for a in watched]

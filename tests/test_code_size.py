@@ -128,7 +128,7 @@ def test_the_line_length_limit_stays_120():
     assert config["tool"]["ruff"]["line-length"] == LINE_LENGTH
 
 
-def test_minigrad_has_at_most_16_top_level_files():
+def test_minigrad_keeps_its_few_top_level_files():
     top_level = sorted(path.name for path in (ROOT / "minigrad").glob("*.py"))
     assert len(top_level) <= TOP_LEVEL_FILES_CAP, f"{len(top_level)} files at minigrad/'s top level: {top_level}"
 

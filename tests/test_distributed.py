@@ -232,13 +232,13 @@ def test_ddp_on_the_strict_device_keeps_gradients_on_the_device(one_rank):
     ddp = dist.DistributedDataParallel(model)
     x, _ = worker.global_batch(0)
     ddp(mg.tensor(x, device="strict"), use_extra=False).backward()
-    before = {k: backend.as_numpy(p.grad.data) for k, p in model.named_parameters() if p.grad is not None}
+    before = {k: backend.as_numpy(p.grad.array) for k, p in model.named_parameters() if p.grad is not None}
     ddp.sync_gradients()  # a HostLeakError here would mean a silent copy to the host
     assert model.extra.weight.grad is None, "no rank had a gradient: it stays None, as without DDP"
     for name, p in model.named_parameters():
         if name in before:
-            assert type(p.grad.data).__name__ == "StrictArray"
-            np.testing.assert_array_equal(backend.as_numpy(p.grad.data), before[name])  # the mean over 1 rank
+            assert type(p.grad.array).__name__ == "StrictArray"
+            np.testing.assert_array_equal(backend.as_numpy(p.grad.array), before[name])  # the mean over 1 rank
     assert list(ddp.state_dict()) == ["module." + k for k in model.state_dict()]
 
 
@@ -288,7 +288,7 @@ def test_nccl_set_up_shares_rank_0s_id_and_leaves_host_arrays_to_mpi(one_rank):
     assert nccl_dtype(FakeNccl, np.float32) == FakeNccl.NCCL_FLOAT32
     with pytest.raises(TypeError, match="cannot reduce bool arrays"):
         nccl_dtype(FakeNccl, np.bool_)
-    strict = mg.tensor([1.0, 2.0], device="strict").data
+    strict = mg.tensor([1.0, 2.0], device="strict").array
     comm.all_reduce_(strict, dist.ReduceOp.AVG)  # not a CuPy array: through MPI, staying a StrictArray
     assert type(strict).__name__ == "StrictArray"
     comm.close()

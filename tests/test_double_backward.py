@@ -312,7 +312,7 @@ def embedding(data):
 def dropout(data):  # the op itself, with a fixed mask: F.dropout draws a new one on every call
     x = data.draw(S.floats(shapes()))
     keep = data.draw(S.masks(x.shape)).astype(np.float64) * 2.0
-    return (lambda t: fused.dropout.Dropout.apply(t, keep=mg.tensor(keep, device=t.device).data) ** 2), [x]
+    return (lambda t: fused.dropout.Dropout.apply(t, keep=mg.tensor(keep, device=t.device).array) ** 2), [x]
 
 
 def attention(data):
@@ -321,7 +321,7 @@ def attention(data):
     if kind == "dropout":  # the op itself, with a fixed mask over the probabilities
         keep = data.draw(S.masks((*q.shape[:-1], k.shape[-2]))).astype(np.float64) * 2.0
         return (lambda *qkv: fused.attention.ScaledDotProductAttention.apply(
-            *qkv, is_causal=False, mask=None, scale=0.7, keep=mg.tensor(keep, device=qkv[0].device).data)), [q, k, v]
+            *qkv, is_causal=False, mask=None, scale=0.7, keep=mg.tensor(keep, device=qkv[0].device).array)), [q, k, v]
     return (lambda *qkv: F.scaled_dot_product_attention(*qkv, attn_mask=mask, is_causal=kind == "causal")), [q, k, v]
 
 

@@ -108,10 +108,10 @@ def test_returned_gradients_never_alias_what_came_in(device):
     x = tensor([1.0, 2.0], device)
     v = tensor([5.0, 7.0], device, requires_grad=False)
     (g,) = mg.grad(x.clone(), x, v)  # clone hands gy straight through
-    g.data += 1
+    g.array += 1
     assert v.numpy().tolist() == [5.0, 7.0]
     (g,) = mg.grad(x.clone(), x, v, create_graph=True)
-    assert g.data is not v.data
+    assert g.array is not v.array
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -46,7 +46,7 @@ def test_gradients_of_two_leaves_never_share_memory(device):
     a = mg.tensor([1.0, 2.0], requires_grad=True, device=device)
     b = mg.tensor([3.0, 4.0], requires_grad=True, device=device)
     (a + b).sum().backward()  # add hands the same upstream gradient to both inputs
-    a.grad.data += 1
+    a.grad.array += 1
     assert b.grad.numpy().tolist() == [1.0, 1.0]
 
 
@@ -277,7 +277,7 @@ def test_gradcheck_insists_on_float64():
 def test_a_tensor_copies_the_array_it_is_made_from(device):
     array = np.array([1.0, 2.0], dtype=np.float32)
     x = mg.tensor(array, device=device)
-    x.data += 1  # as an optimizer step does
+    x.array += 1  # as an optimizer step does
     assert array.tolist() == [1.0, 2.0]
     w = mg.tensor([3.0], requires_grad=True, device=device)
     y = w * array  # Mul saves the array for backward (dy/dw = array)...
@@ -308,7 +308,7 @@ def test_integer_tensors_meeting_floats_become_float32_not_float64():
 def test_a_tensor_made_from_a_tensor_is_a_copy():
     original = mg.tensor([1.0, 2.0])
     copy = mg.tensor(original)
-    copy.data[0] = 5.0
+    copy.array[0] = 5.0
     assert original.numpy().tolist() == [1.0, 2.0]
 
 
@@ -322,6 +322,6 @@ def test_a_fresh_gradient_becomes_the_leaf_grad_and_a_shared_one_is_copied():
     a = mg.randn(3, requires_grad=True)
     b = mg.randn(3, requires_grad=True)
     (a + b).sum().backward()
-    assert a.grad.data is not b.grad.data
-    a.grad.data += 1  # an in-place change to one gradient (clip_grad_norm_ does this) ...
+    assert a.grad.array is not b.grad.array
+    a.grad.array += 1  # an in-place change to one gradient (clip_grad_norm_ does this) ...
     np.testing.assert_array_equal(b.grad.numpy(), np.ones(3))  # ... never reaches the other

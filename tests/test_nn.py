@@ -55,7 +55,7 @@ def test_parameter_names_in_definition_order_and_tied_weights_once():
     # The state_dict holds the tied weight under both names and the persistent buffer, module by module
     # (each module's own parameters and buffers before its children's), as PyTorch orders them.
     assert list(model.state_dict()) == ["pos"] + PARAM_NAMES + ["lm_head.weight"]
-    assert model.state_dict()["lm_head.weight"].data is model.wte.weight.data
+    assert model.state_dict()["lm_head.weight"].array is model.wte.weight.array
 
 
 def test_children_and_modules():
@@ -160,10 +160,10 @@ def test_state_dict_round_trip_through_save_and_load(device, tmp_path):
 
 def test_load_state_dict_accepts_arrays_from_any_device_and_copies_in_place():
     model = nn.Linear(2, 3)
-    weight_array = model.weight.data
+    weight_array = model.weight.array
     sd = {"weight": mg.ones(3, 2, device="strict", dtype="float64"), "bias": np.zeros(3)}
     model.load_state_dict(sd)
-    assert model.weight.data is weight_array and model.weight.dtype == np.float32
+    assert model.weight.array is weight_array and model.weight.dtype == np.float32
     np.testing.assert_array_equal(model.weight.numpy(), np.ones((3, 2)))
     sd["bias"][:] = 5  # no aliasing of the given arrays
     np.testing.assert_array_equal(model.bias.numpy(), np.zeros(3))
@@ -227,9 +227,9 @@ def test_buffers():
 
 def test_init_helpers_fill_in_place():
     t = nn.Parameter(np.zeros((200, 50)))
-    array = t.data
+    array = t.array
     nn.init.normal_(t, mean=1.0, std=0.02)
-    assert t.data is array and abs(t.numpy().mean() - 1.0) < 1e-3 and abs(t.numpy().std() - 0.02) < 1e-3
+    assert t.array is array and abs(t.numpy().mean() - 1.0) < 1e-3 and abs(t.numpy().std() - 0.02) < 1e-3
     nn.init.uniform_(t, -0.5, 0.5)
     assert -0.5 <= t.numpy().min() and t.numpy().max() <= 0.5
     nn.init.zeros_(t)

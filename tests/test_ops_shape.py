@@ -269,7 +269,7 @@ def test_tril_needs_a_matrix():
 def test_clone_copies_and_passes_the_gradient(device, x):
     check_op(lambda t: t.clone(), np.copy, [x], device, torch_fn=lambda t: t.clone())
     t = mg.tensor(x, device=device)
-    assert t.clone().data is not t.data and t.contiguous() is t
+    assert t.clone().array is not t.array and t.contiguous() is t
 
 
 @st.composite

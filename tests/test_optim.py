@@ -172,14 +172,14 @@ def test_step_skips_parameters_without_grad_and_never_touches_the_gradient(devic
 def test_updates_in_place(name):
     """The parameter keeps its array (no new allocation), so views of it, e.g. a state_dict, follow."""
     _, params = make_params("cpu", dtype="float32")
-    arrays = [p.data for p in params]
+    arrays = [p.array for p in params]
     opt = getattr(optim, name)(params, lr=0.1, **({"momentum": 0.9} if name == "SGD" else {}))
     for _ in range(2):
         for p in params:
             p.grad = mg.ones(*p.shape)
         opt.step()
     for p, array in zip(params, arrays):
-        assert p.data is array and p.dtype == np.float32
+        assert p.array is array and p.dtype == np.float32
 
 
 def test_zero_grad(device):
@@ -232,7 +232,7 @@ def test_state_dict_round_trip_through_safetensors_resumes_exactly(device, name,
     # A fresh optimizer over fresh parameters (other values, other hyperparameters) picks up where we were.
     _, resumed_params = make_params(device, seed=7)
     for p, value in zip(resumed_params, mg.load(tmp_path / "params.safetensors", device=device).values()):
-        p.data = value.data
+        p.array = value.array
     resumed = getattr(optim, name)([{"params": resumed_params[:2]}, {"params": resumed_params[2:]}], lr=1.0)
     path = tmp_path / "opt.safetensors"
     resumed.load_state_dict(optim.unflatten_state_dict(mg.load(path), mg.load_metadata(path)))
@@ -362,7 +362,7 @@ def test_a_step_with_weight_decay_leaves_the_gradient_alone(device, name, kwargs
             for buffer in opt.state.get(p, {}).values():  # and no state shares p.grad's or p's memory
                 if hasattr(buffer, "shape") and not isinstance(buffer, mg.Tensor) and buffer.shape == p.shape:
                     assert not np.shares_memory(mg.Tensor(buffer).numpy(), p.grad.numpy()) or device != "cpu"
-                    assert buffer is not p.grad.data and buffer is not p.data
+                    assert buffer is not p.grad.array and buffer is not p.array
     assert_the_kernel_ran(kernels, name, dtype, device)
 
 

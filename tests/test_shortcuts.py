@@ -111,7 +111,7 @@ def adamw_through_its_module(p, g, m, v, t, lr, betas=(0.9, 0.99), eps=1e-8, wei
     optimizer.state[param] = {"step": t - 1, "exp_avg": m, "exp_avg_sq": v}
     param.grad = mg.tensor(g)
     optimizer.step()
-    p[...] = param.data
+    p[...] = param.array
 
 
 def train_step_clipping_by_the_library(model, x, y, state, lr, grad_clip=1.0, weight_decay=0.1):
@@ -122,9 +122,9 @@ def train_step_clipping_by_the_library(model, x, y, state, lr, grad_clip=1.0, we
     importlib.import_module("minigrad.nn.utils").clip_grad_norm_([p for _, p in model.named_parameters()], grad_clip)
     state["t"] = state.get("t", 0) + 1
     for name, p in model.named_parameters():
-        m = state.setdefault("m", {}).setdefault(name, np.zeros_like(p.data))
-        v = state.setdefault("v", {}).setdefault(name, np.zeros_like(p.data))
-        sol09.adamw_update(p.data, p.grad.numpy(), m, v, state["t"], lr, weight_decay=weight_decay * (p.ndim >= 2))
+        m = state.setdefault("m", {}).setdefault(name, np.zeros_like(p.array))
+        v = state.setdefault("v", {}).setdefault(name, np.zeros_like(p.array))
+        sol09.adamw_update(p.array, p.grad.numpy(), m, v, state["t"], lr, weight_decay=weight_decay * (p.ndim >= 2))
     return loss.item()
 
 

@@ -150,15 +150,15 @@ def test_in_place_keeps_the_dtype_and_refuses_what_it_cannot_hold():
 
 
 def test_data_updates_write_into_the_parameter():
-    """Defect: makemore's `p.data += -lr * p.grad` made p.data a Tensor (NumPy deferred to Tensor.__radd__), so p
-    was never updated. It now writes into p's array, as PyTorch's updates p in place; `.data` stays an array."""
+    """Defect: makemore's `p.data += -lr * p.grad` once made p.data a new object, so p was never updated. It writes
+    into p's array, as PyTorch's updates p in place; `.data` is PyTorch's (a detached tensor sharing p's memory)."""
     p = mg.tensor([1.0, 2.0], requires_grad=True)
     (p * p).sum().backward()
-    array = p.data
+    array = p.array
     p.data += -0.1 * p.grad
     p.data -= 0.5 * p.grad
     p.data *= mg.tensor(2.0)
-    assert p.data is array and isinstance(p.data, np.ndarray)
+    assert p.array is array and isinstance(p.data, mg.Tensor) and p.requires_grad
     np.testing.assert_allclose(p.numpy(), 2 * (np.array([1.0, 2.0]) - 0.6 * np.array([2.0, 4.0])), rtol=1e-6)
     assert (np.ones(2) < mg.tensor([0.0, 2.0])).tolist() == [False, True]  # NumPy on the left: still a Tensor
     assert isinstance(np.float32(2) - mg.ones(2), mg.Tensor)

@@ -164,8 +164,8 @@ def test_tensors_from_arrays():
     with pytest.raises(TypeError, match="numpy.ndarray"):
         mg.from_numpy([1.0])
     same(mg.as_tensor(a), torch.as_tensor(a))
-    assert mg.as_tensor(a).data is a
-    assert mg.as_tensor(a, dtype="float32").dtype == np.float32 and mg.as_tensor(a, dtype="float32").data is not a
+    assert mg.as_tensor(a).array is a
+    assert mg.as_tensor(a, dtype="float32").dtype == np.float32 and mg.as_tensor(a, dtype="float32").array is not a
     assert mg.as_tensor([1.0, 2.0]).dtype == np.float32 and mg.as_tensor(x) is x
     assert mg.empty(2, 3).shape == (2, 3) and mg.empty(2, 3).dtype == np.float32
     assert mg.empty((2,), dtype=mg.int64).dtype == np.int64

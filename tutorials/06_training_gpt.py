@@ -128,6 +128,8 @@ for name in ("transformer.wte.weight", "transformer.h.0.attn.c_attn.weight", "tr
 
 # 更新：亲手走一步最朴素的梯度下降，p <- p - 学习率 * 梯度
 LR = 0.01      # 步子小，下面那个直线（一阶）估计才准
+# p.data 的意思与 PyTorch 相同：与 p 共享内存、却不带计算历史的张量，所以这一步改的是 p 本身，又不进计算图
+# （p 底下那个原始的 NumPy 数组叫 p.array）。
 with mg.no_grad():
     for p in model.parameters():
         p.data -= LR * p.grad.data
@@ -738,9 +740,9 @@ for r, replica in enumerate(replicas):
 
 replica_params = [list(replica.parameters()) for replica in replicas]
 for p0, p1 in zip(*replica_params):                   # “全归约”：两份梯度求和再除以 2，两份模型拿到同一个平均
-    p0.grad.data += p1.grad.data
-    p0.grad.data /= 2
-    p1.grad.data[...] = p0.grad.data
+    p0.grad.array += p1.grad.array
+    p0.grad.array /= 2
+    p1.grad.array[...] = p0.grad.array
 
 worst = max(float(np.abs(p.grad.numpy() - whole_grads[name]).max() / np.abs(whole_grads[name]).max())
             for name, p in replicas[0].named_parameters())
@@ -766,20 +768,20 @@ assert same_bits, "同样的梯度、同样的更新：两份模型一直一模�
 def average_tensor_by_tensor() -> None:
     """每个参数张量单独平均：几十次小运算。"""
     for p0, p1 in zip(*replica_params):
-        p0.grad.data += p1.grad.data
-        p0.grad.data /= 2
-        p1.grad.data[...] = p0.grad.data
+        p0.grad.array += p1.grad.array
+        p0.grad.array /= 2
+        p1.grad.array[...] = p0.grad.array
 
 
 def average_flat() -> None:
     """先把每份的梯度拼成一个扁平数组，平均一次，再拆回各个张量。"""
-    flats = [np.concatenate([p.grad.data.reshape(-1) for p in params]) for params in replica_params]
+    flats = [np.concatenate([p.grad.array.reshape(-1) for p in params]) for params in replica_params]
     flats[0] += flats[1]
     flats[0] /= 2
     offset = 0
     for p0, p1 in zip(*replica_params):
-        n = p0.grad.data.size
-        p0.grad.data[...] = p1.grad.data[...] = flats[0][offset:offset + n].reshape(p0.shape)
+        n = p0.grad.array.size
+        p0.grad.array[...] = p1.grad.array[...] = flats[0][offset:offset + n].reshape(p0.shape)
         offset += n
 
 

@@ -285,18 +285,18 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-5, atol: float = 1e-8
     """|input - other| <= atol + rtol * |other| elementwise (a bool tensor); both of one dtype, as PyTorch asks."""
     if input.dtype != other.dtype:
         raise RuntimeError(f"isclose: both inputs must have one dtype, got {input.dtype} and {other.dtype}")
-    xp = backend.get_array_module(input.data)
-    return Tensor._make(xp.isclose(input.data, other.data, rtol=rtol, atol=atol, equal_nan=equal_nan), False)
+    xp = backend.get_array_module(input.array)
+    return Tensor._make(xp.isclose(input.array, other.array, rtol=rtol, atol=atol, equal_nan=equal_nan), False)
 
 
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:
     """Whether isclose holds for every element."""
-    return bool(isclose(input, other, rtol, atol, equal_nan).data.all())
+    return bool(isclose(input, other, rtol, atol, equal_nan).array.all())
 
 
 def equal(input: Tensor, other: Tensor) -> bool:
     """Whether the two tensors have one shape and equal elements."""
-    return input.shape == other.shape and bool((input == other).data.all())
+    return input.shape == other.shape and bool((input == other).array.all())
 
 
 def numel(input: Tensor) -> int:

@@ -44,14 +44,14 @@ def _float(x: Any) -> minigrad.Tensor:
 def _exact_value(composed: minigrad.Tensor, exact: Any) -> minigrad.Tensor:
     """`composed`'s gradient with the value `exact` (an array NumPy computed more accurately): the difference is
     added as a constant. Where the two agree (infinities included) nothing is added, so inf never meets -inf."""
-    xp = backend.get_array_module(composed.data)
-    correction = xp.where(composed.data == exact, 0, exact - composed.data).astype(composed.dtype)
+    xp = backend.get_array_module(composed.array)
+    correction = xp.where(composed.array == exact, 0, exact - composed.array).astype(composed.dtype)
     return composed + minigrad.Tensor._make(correction, False)
 
 
 def _zero_gradient(x: minigrad.Tensor, values: Any) -> minigrad.Tensor:
     """`values` (an array shaped like x) as a function of x whose gradient is 0, as PyTorch gives a step function."""
-    xp = backend.get_array_module(x.data)
+    xp = backend.get_array_module(x.array)
     everywhere = minigrad.Tensor._make(xp.ones(x.shape, dtype=bool), False)
     return minigrad.where(everywhere, minigrad.Tensor._make(values.astype(x.dtype), False), x)
 
@@ -60,7 +60,7 @@ def _no_gradient(ufunc: str, input: Any, other: Any) -> minigrad.Tensor:
     """A binary op PyTorch does not differentiate, on the two operands promoted as for `+`."""
     x, y = _tensor(input)._operands(other) if isinstance(input, minigrad.Tensor) else \
         tuple(reversed(_tensor(other)._operands(input)))
-    return minigrad.Tensor._make(getattr(backend.get_array_module(x.data), ufunc)(x.data, y.data), False)
+    return minigrad.Tensor._make(getattr(backend.get_array_module(x.array), ufunc)(x.array, y.array), False)
 
 
 # Logarithms and exponentials
@@ -79,13 +79,13 @@ def exp2(input: Any) -> minigrad.Tensor:
 def log1p(input: Any) -> minigrad.Tensor:
     """log(1 + x), accurate for tiny x (where 1 + x rounds to 1); gradient 1 / (1 + x)."""
     x = _float(input)
-    return _exact_value((1 + x).log(), backend.get_array_module(x.data).log1p(x.data))
+    return _exact_value((1 + x).log(), backend.get_array_module(x.array).log1p(x.array))
 
 
 def expm1(input: Any) -> minigrad.Tensor:
     """exp(x) - 1, accurate for tiny x; gradient exp(x)."""
     x = _float(input)
-    return _exact_value(x.exp() - 1, backend.get_array_module(x.data).expm1(x.data))
+    return _exact_value(x.exp() - 1, backend.get_array_module(x.array).expm1(x.array))
 
 
 def logaddexp(input: Any, other: Any) -> minigrad.Tensor:
@@ -111,43 +111,43 @@ def logit(input: Any, eps: float | None = None) -> minigrad.Tensor:
 # Hyperbolic functions (atan, asin, atan2 and asinh are not compositions of minigrad's ops: not here)
 def sinh(input: Any) -> minigrad.Tensor:
     x = _float(input)
-    return _exact_value((x.exp() - (-x).exp()) / 2, backend.get_array_module(x.data).sinh(x.data))
+    return _exact_value((x.exp() - (-x).exp()) / 2, backend.get_array_module(x.array).sinh(x.array))
 
 
 def cosh(input: Any) -> minigrad.Tensor:
     x = _float(input)
-    return _exact_value((x.exp() + (-x).exp()) / 2, backend.get_array_module(x.data).cosh(x.data))
+    return _exact_value((x.exp() + (-x).exp()) / 2, backend.get_array_module(x.array).cosh(x.array))
 
 
 def acosh(input: Any) -> minigrad.Tensor:
     x = _float(input)
-    return _exact_value((x + (x * x - 1).sqrt()).log(), backend.get_array_module(x.data).arccosh(x.data))
+    return _exact_value((x + (x * x - 1).sqrt()).log(), backend.get_array_module(x.array).arccosh(x.array))
 
 
 def atanh(input: Any) -> minigrad.Tensor:
     x = _float(input)
-    return _exact_value(((1 + x) / (1 - x)).log() / 2, backend.get_array_module(x.data).arctanh(x.data))
+    return _exact_value(((1 + x) / (1 - x)).log() / 2, backend.get_array_module(x.array).arctanh(x.array))
 
 
 def tan(input: Any) -> minigrad.Tensor:
     x = _float(input)
-    return _exact_value(x.sin() / x.cos(), backend.get_array_module(x.data).tan(x.data))
+    return _exact_value(x.sin() / x.cos(), backend.get_array_module(x.array).tan(x.array))
 
 
 # Rounding: the value changes in steps, so the gradient is 0 (frac's is 1)
 def trunc(input: Any) -> minigrad.Tensor:
     x = _tensor(input)
-    return x.clone() if x.dtype.kind != "f" else _zero_gradient(x, backend.get_array_module(x.data).trunc(x.data))
+    return x.clone() if x.dtype.kind != "f" else _zero_gradient(x, backend.get_array_module(x.array).trunc(x.array))
 
 
 def floor(input: Any) -> minigrad.Tensor:
     x = _tensor(input)
-    return x.clone() if x.dtype.kind != "f" else _zero_gradient(x, backend.get_array_module(x.data).floor(x.data))
+    return x.clone() if x.dtype.kind != "f" else _zero_gradient(x, backend.get_array_module(x.array).floor(x.array))
 
 
 def ceil(input: Any) -> minigrad.Tensor:
     x = _tensor(input)
-    return x.clone() if x.dtype.kind != "f" else _zero_gradient(x, backend.get_array_module(x.data).ceil(x.data))
+    return x.clone() if x.dtype.kind != "f" else _zero_gradient(x, backend.get_array_module(x.array).ceil(x.array))
 
 
 def round(input: Any, *, decimals: int = 0) -> minigrad.Tensor:  # noqa: A001 (PyTorch's name)
@@ -155,7 +155,7 @@ def round(input: Any, *, decimals: int = 0) -> minigrad.Tensor:  # noqa: A001 (P
     x = _tensor(input)
     if x.dtype.kind != "f":
         return x.clone()
-    return _zero_gradient(x, backend.get_array_module(x.data).round(x.data, decimals))
+    return _zero_gradient(x, backend.get_array_module(x.array).round(x.array, decimals))
 
 
 def frac(input: Any) -> minigrad.Tensor:
@@ -242,7 +242,7 @@ def remainder(input: Any, other: Any) -> minigrad.Tensor:
     a = _tensor(input) if isinstance(input, minigrad.Tensor) else _tensor(other)._operands(input)[1]
     quotient = floor_divide(a, other)
     exact = _no_gradient("remainder", a, other)
-    return _exact_value(a - quotient * other, exact.data) if exact.dtype.kind == "f" else exact
+    return _exact_value(a - quotient * other, exact.array) if exact.dtype.kind == "f" else exact
 
 
 def fmod(input: Any, other: Any) -> minigrad.Tensor:
@@ -251,7 +251,7 @@ def fmod(input: Any, other: Any) -> minigrad.Tensor:
     exact = _no_gradient("fmod", a, other)
     if exact.dtype.kind != "f":
         return exact
-    return _exact_value(a - trunc(a / other).detach() * other, exact.data)
+    return _exact_value(a - trunc(a / other).detach() * other, exact.array)
 
 
 def bitwise_and(input: Any, other: Any) -> minigrad.Tensor:

@@ -81,7 +81,7 @@ class Function:
         """Run the op forward on tensors, and record it in the graph when a gradient will be needed."""
         _check_devices(cls.__name__, inputs)
         ctx = cls(**params)
-        y = ctx.forward(*[t.data for t in inputs])
+        y = ctx.forward(*[t.array for t in inputs])
         requires_grad = grad_mode.enabled and any(t.requires_grad for t in inputs)
         out = Tensor._make(y, requires_grad)
         if requires_grad:  # define-by-run: the output remembers its op, the op its inputs
@@ -95,8 +95,8 @@ class Function:
 
 def _check_devices(name: str, inputs: tuple[Tensor, ...]) -> None:
     """Refuse inputs on different devices (a NumPy and a CuPy array), naming the op and the devices."""
-    device_type = type(inputs[0].data)
-    if any(type(other.data) is not device_type for other in inputs[1:]):
+    device_type = type(inputs[0].array)
+    if any(type(other.array) is not device_type for other in inputs[1:]):
         raise RuntimeError(f"{name}: inputs are on different devices ({', '.join(t.device for t in inputs)})")
 
 

@@ -43,7 +43,7 @@ class ParameterMismatchError(RuntimeError):
 def signature(module: Module) -> list[list[str]]:
     """[name, shape, dtype, device kind] of every parameter and persistent buffer, in order."""
     tensors = list(module.named_parameters()) + list(module.named_buffers(persistent_only=True))
-    return [[name, str(tuple(t.shape)), str(t.dtype), backend.backend_of(t.data).name] for name, t in tensors]
+    return [[name, str(tuple(t.shape)), str(t.dtype), backend.backend_of(t.array).name] for name, t in tensors]
 
 
 def check_same_model(communicator: Any, module: Module) -> None:
@@ -78,13 +78,14 @@ def make_buckets(params: list[Tensor], cap_bytes: int) -> list[list[Tensor]]:
     buckets: list[list[Tensor]] = []
     size = 0
     for p in reversed(params):
-        key = (p.dtype, backend.device_of(p.data))
+        key = (p.dtype, backend.device_of(p.array))
         last = buckets[-1] if buckets else None
-        if last is None or (last[0].dtype, backend.device_of(last[0].data)) != key or size + p.data.nbytes > cap_bytes:
+        full = size + p.array.nbytes > cap_bytes
+        if last is None or (last[0].dtype, backend.device_of(last[0].array)) != key or full:
             buckets.append([])
             size = 0
         buckets[-1].append(p)
-        size += p.data.nbytes
+        size += p.array.nbytes
     return buckets
 
 
@@ -95,14 +96,14 @@ def average_bucket(communicator: Any, bucket: list[Tensor]) -> None:
     zeros and flag 0. Afterwards a parameter whose flag sums to 0 (no rank had a gradient) keeps None; the
     others get the sum divided by the world size, as PyTorch's DDP divides.
     """
-    xp = backend.get_array_module(bucket[0].data)
-    sizes = [p.data.size for p in bucket]
+    xp = backend.get_array_module(bucket[0].array)
+    sizes = [p.array.size for p in bucket]
     total = sum(sizes)
     flat = xp.zeros(total + len(bucket), dtype=bucket[0].dtype)  # (numel + n_params,)
     offset = 0
     for i, (p, n) in enumerate(zip(bucket, sizes)):
         if p.grad is not None:
-            flat[offset:offset + n] = p.grad.data.reshape(-1)
+            flat[offset:offset + n] = p.grad.array.reshape(-1)
             flat[total + i] = 1
         offset += n
     communicator.all_reduce_(flat, ReduceOp.SUM)
@@ -112,7 +113,7 @@ def average_bucket(communicator: Any, bucket: list[Tensor]) -> None:
     for i, (p, n) in enumerate(zip(bucket, sizes)):
         averaged = flat[offset:offset + n].reshape(p.shape)
         if p.grad is not None:
-            p.grad.data[...] = averaged
+            p.grad.array[...] = averaged
         elif had_grad[i]:
             p.grad = Tensor._make(averaged.copy(), False)
         offset += n
@@ -135,7 +136,7 @@ class DistributedDataParallel(Module):
         if broadcast_buffers:
             tensors += [b for _, b in module.named_buffers(persistent_only=True)]
         for t in tensors:
-            communicator.broadcast_(t.data, src=0)
+            communicator.broadcast_(t.array, src=0)
         self._buckets = make_buckets(list(module.parameters()), int(bucket_cap_mb * 2**20))
         self._pending = False  # a forward's gradients are waiting for sync_gradients()
         self._syncing = True  # False inside no_sync()

@@ -76,7 +76,7 @@ def get_world_size() -> int:
 def _data_of(tensor: Any, caller: str) -> Any:
     if not isinstance(tensor, Tensor):
         raise TypeError(f"{caller} takes a Tensor, not {type(tensor).__name__}")
-    return tensor.data
+    return tensor.array
 
 
 def _in_place(tensor: Tensor, caller: str, collective: Any) -> None:

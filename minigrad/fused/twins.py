@@ -121,7 +121,7 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Any
     """softmax(q k^T * scale + mask) v, scale = 1 / sqrt(d) by default; masked scores are -inf (a boolean mask:
     True = may attend), and a query masked from every key gets probabilities 0, as in PyTorch. `keep` is a
     dropout mask over the probabilities, already divided by (1 - p) (the fused op's)."""
-    xp = get_array_module(q.data)
+    xp = get_array_module(q.array)
     mask = None if attn_mask is None else _raw(attn_mask, q.device)
     scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
     scores = (q @ k.swapaxes(-1, -2)) * scale  # (..., T_q, T_k)
@@ -133,7 +133,7 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Any
         scores = scores.masked_fill(xp.broadcast_to(~mask, scores.shape), -math.inf)
     elif mask is not None:
         scores = scores + mask.astype(scores.dtype)
-    hidden = xp.isneginf(scores.data).all(axis=-1, keepdims=True)  # a query masked from every key: p = 0
+    hidden = xp.isneginf(scores.array).all(axis=-1, keepdims=True)  # a query masked from every key: p = 0
     p = softmax(scores.masked_fill(xp.broadcast_to(hidden, scores.shape), 0.0), -1)
     p = p.masked_fill(xp.broadcast_to(hidden, p.shape), 0.0)
     return (p if keep is None else p * keep) @ v

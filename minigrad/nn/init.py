@@ -21,7 +21,7 @@ from minigrad.tensor import Tensor
 
 def _fill(tensor: Tensor, values: np.ndarray) -> Tensor:
     """Copy host `values` into the tensor's own array (in place: anything sharing it sees the change)."""
-    tensor.data[...] = backend.to_device(np.asarray(values).astype(tensor.dtype), tensor.device)
+    tensor.array[...] = backend.to_device(np.asarray(values).astype(tensor.dtype), tensor.device)
     return tensor
 
 

@@ -47,7 +47,7 @@ class Embedding(Module):
         self.weight = Parameter(np.zeros((num_embeddings, embedding_dim)), dtype=dtype, device=device)
         init.normal_(self.weight)
         if padding_idx is not None:  # PyTorch starts the padding row at zero (and never updates it)
-            self.weight.data[padding_idx] = 0
+            self.weight.array[padding_idx] = 0
 
     def forward(self, ids: Any) -> Tensor:
         return F.embedding(ids, self.weight, self.padding_idx)

@@ -231,11 +231,11 @@ class Module:
         for name, value in state_dict.items():
             if name in own:
                 target = own[name]
-                data = value.data if isinstance(value, Tensor) else value
+                data = value.array if isinstance(value, Tensor) else value
                 if not _is_backend_array(data):
                     data = np.asarray(data)
                 # In place: anything sharing the tensor's array (an earlier state_dict) sees the new values.
-                target.data[...] = backend.to_device(data, target.device).astype(target.dtype, copy=False)
+                target.array[...] = backend.to_device(data, target.device).astype(target.dtype, copy=False)
         return IncompatibleKeys(missing, unexpected)
 
     # ----------------------------------------------------------------------------------------------
@@ -253,7 +253,7 @@ class Module:
     def to(self, device: Any = None, dtype: Any = None) -> Module:
         """Move every parameter and buffer to `device` and/or convert floats to `dtype`, in place.
 
-        The tensors stay the same objects (only their `.data` changes), so references to them stay
+        The tensors stay the same objects (only their `.array` changes), so references to them stay
         valid; gradients move with them. Create the optimizer after moving the model. As in PyTorch, a dtype
         may come first: `model.to(mg.float64)`.
         """
@@ -271,9 +271,9 @@ class Module:
         for tensor in [*params, *(b for _, b in self.named_buffers())]:
             if id(tensor) not in seen:
                 seen.add(id(tensor))
-                tensor.data = convert(tensor.data)
+                tensor.array = convert(tensor.array)
                 if tensor.grad is not None:
-                    tensor.grad.data = convert(tensor.grad.data)
+                    tensor.grad.array = convert(tensor.grad.array)
         return self
 
     def requires_grad_(self, requires_grad: bool = True) -> Module:
@@ -304,7 +304,7 @@ class Module:
             if set_to_none or param.grad is None:
                 param.grad = None
             else:
-                param.grad.data[...] = 0
+                param.grad.array[...] = 0
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())

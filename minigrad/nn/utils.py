@@ -21,7 +21,7 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float) -> f
     """
     if isinstance(parameters, Tensor):
         parameters = [parameters]
-    grads = [p.grad.data for p in parameters if p.grad is not None]
+    grads = [p.grad.array for p in parameters if p.grad is not None]
     if not grads:
         return 0.0
     # Sum on the device, then read one number back (one synchronisation, not one per parameter).

@@ -149,7 +149,7 @@ def _index_part(part: Any, device: str) -> Any:
 def index_array(value: Any, device: str, op: str) -> Any:
     """Indices given as a Tensor, a NumPy or device array, a list or a tuple, as an array on `device`."""
     if isinstance(value, Tensor):
-        array = value.data
+        array = value.array
     elif isinstance(value, (list, tuple)):
         array = np.asarray(value) if len(value) else np.zeros(0, dtype=np.int64)  # [] picks nothing
     elif isinstance(value, np.ndarray) or _is_array_or_scalar(value):

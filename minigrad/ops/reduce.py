@@ -205,7 +205,7 @@ class Std(Function):
     def composed(self, x):
         """sqrt(var(x)) from the Var op, 0 where var is 0, as above: its graph gives double backward."""
         var = Var.apply(x, axis=self.axis, keepdims=self.keepdims, correction=self.correction)
-        constant = var.data == 0
+        constant = var.array == 0
         return var.masked_fill(constant, 1.0).sqrt().masked_fill(constant, 0.0)
 
 

@@ -51,18 +51,18 @@ class Adam(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue  # a parameter that took no part in the loss is left alone
-                g = p.grad.data
-                xp = backend.get_array_module(p.data)
+                g = p.grad.array
+                xp = backend.get_array_module(p.array)
                 state = self.state.get(p)
                 if not state:
-                    state = self.state[p] = {"step": 0, "exp_avg": xp.zeros_like(p.data),
-                                             "exp_avg_sq": xp.zeros_like(p.data)}
+                    state = self.state[p] = {"step": 0, "exp_avg": xp.zeros_like(p.array),
+                                             "exp_avg_sq": xp.zeros_like(p.array)}
                 state["step"] += 1
                 m, v = state["exp_avg"], state["exp_avg_sq"]
-                fast = compiled("adamw", p.data, g, m, v)  # kernels/numba_adamw.py, or None: the NumPy code
-                if fast and not all(a.flags.c_contiguous for a in (p.data, m, v)):
+                fast = compiled("adamw", p.array, g, m, v)  # kernels/numba_adamw.py, or None: the NumPy code
+                if fast and not all(a.flags.c_contiguous for a in (p.array, m, v)):
                     fast = None  # the kernel updates p, m and v in place: each must be one C-ordered block
-                (fast.adam_step if fast else adam_update)(p.data, g, m, v, lr, beta1, beta2, eps, weight_decay,
+                (fast.adam_step if fast else adam_update)(p.array, g, m, v, lr, beta1, beta2, eps, weight_decay,
                                                           state["step"], self.decoupled_weight_decay)
 
 

@@ -63,7 +63,7 @@ class Optimizer:
                 if set_to_none or p.grad is None:
                     p.grad = None
                 else:
-                    p.grad.data[...] = 0
+                    p.grad.array[...] = 0
 
     def step(self) -> None:
         raise NotImplementedError(f"{type(self).__name__} must define step()")
@@ -141,7 +141,7 @@ def _is_array(value: Any) -> bool:
 def _restore(value: Any, p: Tensor) -> Any:
     """A saved state value as this optimizer's own: arrays copied to p's device and float dtype."""
     if isinstance(value, Tensor):
-        value = value.data
+        value = value.array
     if not _is_array(value):
         return value
     array = backend.to_device(value, p.device)

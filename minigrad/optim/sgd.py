@@ -35,9 +35,9 @@ class SGD(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue  # a parameter that took no part in the loss is left alone
-                g = p.grad.data
+                g = p.grad.array
                 if weight_decay != 0:
-                    g = g + weight_decay * p.data  # a new array: the stored gradient stays untouched
+                    g = g + weight_decay * p.array  # a new array: the stored gradient stays untouched
                 if momentum != 0:
                     state = self.state.setdefault(p, {})
                     buf = state.get("momentum_buffer")
@@ -47,4 +47,4 @@ class SGD(Optimizer):
                         buf *= momentum  # in place, on the device
                         buf += g
                     g = g + momentum * buf if group["nesterov"] else buf
-                p.data -= lr * g
+                p.array -= lr * g

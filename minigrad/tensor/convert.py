@@ -63,7 +63,7 @@ class ConversionMethods:
             return self
         if dtype.kind == "f" and self.dtype.kind == "f":
             return minigrad.ops.elementwise.Cast.apply(self, dtype=dtype)
-        return minigrad.Tensor._make(self.data.astype(dtype), False)
+        return minigrad.Tensor._make(self.array.astype(dtype), False)
 
     def type(self, dtype: Any = None) -> Any:
         """With no argument, the type name as PyTorch gives it ('torch.FloatTensor'); otherwise `to(dtype)`, where
@@ -116,7 +116,7 @@ class ConversionMethods:
 
     def nelement(self) -> int:
         """The number of elements (numel)."""
-        return int(self.data.size)
+        return int(self.array.size)
 
     def element_size(self) -> int:
         """The bytes one element takes (4 for float32)."""
@@ -145,9 +145,9 @@ class ConversionMethods:
     # Python values
     def item(self) -> Any:
         """The one element as a Python number."""
-        if self.data.size != 1:
+        if self.array.size != 1:
             raise ValueError(f"item(): only a one-element tensor has an item, not shape {self.shape}")
-        return self.data.item()
+        return self.array.item()
 
     def tolist(self) -> Any:
         """The elements as (nested) Python lists of numbers; a 0-d tensor gives its number."""
@@ -155,10 +155,10 @@ class ConversionMethods:
 
     def __bool__(self) -> bool:
         """The truth of a one-element tensor, so that `if loss < best:` works; more elements are ambiguous."""
-        if self.data.size != 1:
-            values = "no values" if self.data.size == 0 else "more than one value"
+        if self.array.size != 1:
+            values = "no values" if self.array.size == 0 else "more than one value"
             raise RuntimeError(f"Boolean value of Tensor with {values} is ambiguous")
-        return bool(self.data.item())
+        return bool(self.array.item())
 
     def __float__(self) -> float:
         return float(self._python_number("float"))
@@ -168,9 +168,9 @@ class ConversionMethods:
 
     def __index__(self) -> int:
         """A one-element integer tensor may stand where Python wants an int (`range(t)`, `items[t]`)."""
-        if self.dtype.kind not in "iu" or self.data.size != 1:
+        if self.dtype.kind not in "iu" or self.array.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
-        return int(self.data.item())
+        return int(self.array.item())
 
     def __iter__(self) -> Iterator[minigrad.Tensor]:
         """The slices along the first dim, t[0], t[1], ... (each differentiable); a 0-d tensor has none."""
@@ -179,25 +179,29 @@ class ConversionMethods:
         return (self[i] for i in range(self.shape[0]))
 
     def _python_number(self, name: str) -> Any:
-        if self.data.size != 1:
+        if self.array.size != 1:
             raise ValueError(f"{name}(): only one-element tensors can be converted to Python scalars, "
                              f"not shape {self.shape}")
-        return self.data.item()
+        return self.array.item()
 
     # ----------------------------------------------------------------------------------------------
     # NumPy
     @property
-    def array(self) -> Any:
-        """The backend array itself (NumPy or CuPy), no copy: what an op computes on."""
-        return self.data
+    def data(self) -> minigrad.Tensor:
+        """PyTorch's `.data`: this tensor without its history, sharing its memory (a change through it is seen here
+        and is not recorded for backward). The raw backend array itself is `.array`."""
+        return minigrad.Tensor._make(self.array, False)
 
-    @array.setter
-    def array(self, value: Any) -> None:
-        self.data = value
+    @data.setter
+    def data(self, value: minigrad.Tensor) -> None:
+        """`x.data = t`, as in PyTorch: x takes t's values (its shape and dtype too), its history untouched."""
+        if not isinstance(value, minigrad.Tensor):
+            raise TypeError(f"x.data = value: value must be a Tensor, not {type(value).__name__}")
+        self.array = value.array
 
     def numpy(self) -> np.ndarray:
         """A host NumPy copy of the data (never a view that aliases a GPU buffer)."""
-        return backend.as_numpy(self.data).copy()
+        return backend.as_numpy(self.array).copy()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         """`np.asarray(t)`: the data itself on the CPU, as PyTorch gives it (a copy only if asked)."""
@@ -206,16 +210,16 @@ class ConversionMethods:
                             "allowed; use .numpy(), an explicit copy to the host")
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
-        array = self.data if dtype is None else self.data.astype(dtype, copy=False)
+        array = self.array if dtype is None else self.array.astype(dtype, copy=False)
         return array.copy() if copy else array
 
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        """NumPy meeting a tensor. `array += tensor` writes into the array: makemore's `p.data += -lr * p.grad`
+        """NumPy meeting a tensor. `array += tensor` writes into the array: makemore's `p.array += -lr * p.grad`
         updates p in place, as in PyTorch. `array + tensor`, `array < tensor`: the tensor's operator (a Tensor).
         Any other NumPy function reads the tensor as `np.asarray` does (refused for one that requires grad)."""
         out = kwargs.get("out")
         if out is not None and not any(isinstance(o, minigrad.Tensor) for o in out):  # in place, into arrays
-            arrays = [x.data if isinstance(x, minigrad.Tensor) else x for x in inputs]
+            arrays = [x.array if isinstance(x, minigrad.Tensor) else x for x in inputs]
             return getattr(ufunc, method)(*arrays, **kwargs)
         names = _OPERATORS.get(ufunc)
         if method == "__call__" and not kwargs and len(inputs) == 2 and names is not None:
@@ -294,11 +298,11 @@ def seed_gradient(y: Tensor, grad: Any, create_graph: bool, output: int | None =
                "(a gradient that does not depend on its inputs, as relu's or a linear function's, is such a constant)")
         raise RuntimeError(f"{who}: {subject} does not require grad: {why}")
     if grad is None:
-        if y.data.size != 1:
+        if y.array.size != 1:
             raise RuntimeError(f"{who}: {arg} can be omitted only for a scalar output, not shape {y.shape}")
-        array = backend.get_array_module(y.data).ones_like(y.data)
+        array = backend.get_array_module(y.array).ones_like(y.array)
     else:
-        array = grad.data if create_graph and isinstance(grad, Tensor) else _raw(grad, y.device)
+        array = grad.array if create_graph and isinstance(grad, Tensor) else _raw(grad, y.device)
         if array.shape != y.shape:
             raise ShapeError(f"{who}: {arg} has shape {array.shape}, the tensor {y.shape}")
         if create_graph and isinstance(grad, Tensor):  # it may have a graph of its own: keep it

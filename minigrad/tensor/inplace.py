@@ -108,7 +108,7 @@ class InPlaceMethods:
     def bernoulli_(self, p: Any = 0.5, *, generator: Any = None) -> Any:
         """Every element 1 with probability `p` (a number, or a tensor of probabilities broadcast to this shape),
         else 0, in place."""
-        probs = backend.as_numpy(p.data) if hasattr(p, "requires_grad") else p
+        probs = backend.as_numpy(p.array) if hasattr(p, "requires_grad") else p
         return self._fill_random("bernoulli_", lambda rng: rng.random(self.shape) < probs, generator)
 
     def random_(self, from_: int | None = None, to: int | None = None, *, generator: Any = None) -> Any:
@@ -135,7 +135,7 @@ class InPlaceMethods:
 
     def fill_(self, value: Any) -> Any:
         """Every element set to `value` (a number or a one-element tensor), in place."""
-        if hasattr(value, "requires_grad") and value.data.size != 1:
+        if hasattr(value, "requires_grad") and value.array.size != 1:
             raise RuntimeError(f"fill_: only supports a 0-dimension value tensor, not shape {value.shape}")
         if hasattr(value, "requires_grad") and value.ndim:
             value = value.reshape(())
@@ -161,9 +161,9 @@ class InPlaceMethods:
             return self._record(op, lambda x: minigrad.ops.indexing.SetItem.apply(
                 x, value._cast(self.dtype), basic=basic, advanced=advanced))
         if hasattr(value, "requires_grad"):
-            value = backend.to_device(value.data, self.device)
+            value = backend.to_device(value.array, self.device)
         try:
-            minigrad.ops.indexing._select(self.data, basic, advanced, value)  # converted to this dtype
+            minigrad.ops.indexing._select(self.array, basic, advanced, value)  # converted to this dtype
         except ValueError as error:  # NumPy: a read-only view (expand) or a shape that does not broadcast
             raise RuntimeError(f"{op}: cannot write into this tensor of shape {self.shape}: {error}") from error
         self._version += 1
@@ -185,7 +185,7 @@ class InPlaceMethods:
             result = compute(self)
         _check_result(op, self, result)
         try:
-            self.data[...] = result.data  # converted to this tensor's dtype, as PyTorch does
+            self.array[...] = result.array  # converted to this tensor's dtype, as PyTorch does
         except ValueError as error:  # NumPy: a read-only view (expand)
             raise RuntimeError(f"{op}: cannot write into this tensor of shape {self.shape}: {error}") from error
         self._version += 1
@@ -194,14 +194,14 @@ class InPlaceMethods:
     def _record(self, op: str, compute: Callable[[Any], Any]) -> Any:
         """The update, recorded: `compute` runs on a stand-in for this tensor, and this tensor takes over the
         result's op and values (versions.py)."""
-        if getattr(self.data, "base", None) is not None:
+        if getattr(self.array, "base", None) is not None:
             raise RuntimeError(f"{op}: this tensor shares its memory with another (a view: x[...], reshape, "
                                "transpose), and minigrad records in-place updates in a graph only on a tensor that "
                                "owns its memory; write y = y + ... (out of place), or update a clone()")
         old = versions.stand_in(self)
         result = compute(old)
         _check_result(op, self, result)
-        if result.data is not self.data:  # SetItem wrote in place already
+        if result.array is not self.array:  # SetItem wrote in place already
             versions.write_result(self, result)
         versions.take_over(self, result, old)
         return self

@@ -146,10 +146,10 @@ class MathMethods:
             return minigrad.ops.reduce.Amax.apply(self, axis=None, keepdims=False, smallest=smallest, nan_wins=True)
         d = _dim(op, dim, self.ndim)
         x = self if self.ndim else self.reshape(1)
-        xp = backend.get_array_module(x.data)
+        xp = backend.get_array_module(x.array)
         if x.shape[d] == 0:
             raise IndexError(f"{op}: cannot take the {op} over dim {dim} of size 0 (shape {self.shape})")
-        indices = xp.expand_dims((xp.argmin if smallest else xp.argmax)(x.data, axis=d), d)  # a NaN wins
+        indices = xp.expand_dims((xp.argmin if smallest else xp.argmax)(x.array, axis=d), d)  # a NaN wins
         values = minigrad.ops.reduce.TakeAlongDim.apply(x, indices=indices, axis=d, keepdims=keepdim)
         indices = minigrad.Tensor._make((indices if keepdim else indices.squeeze(d)).astype(np.int64), False)
         if self.ndim == 0:
@@ -168,14 +168,14 @@ class MathMethods:
 
     def _arg_extreme(self, op: str, dim: Any, keepdim: bool, axis: Any, keepdims: bool | None) -> Tensor:
         dim, keepdim = _dim_alias(op, dim, keepdim, axis, keepdims)
-        xp = backend.get_array_module(self.data)
+        xp = backend.get_array_module(self.array)
         if self.numel() == 0:
             raise IndexError(f"{op}: an empty tensor {self.shape} has no {op[3:]}imum")
         if dim is None:
-            index = getattr(xp, op)(self.data.reshape(-1))
+            index = getattr(xp, op)(self.array.reshape(-1))
             return minigrad.Tensor._make(index.astype(np.int64).reshape((1,) * self.ndim if keepdim else ()), False)
         d = _dim(op, dim, self.ndim)
-        index = getattr(xp, op)(self.data.reshape(1) if self.ndim == 0 else self.data, axis=d)
+        index = getattr(xp, op)(self.array.reshape(1) if self.ndim == 0 else self.array, axis=d)
         index = xp.expand_dims(index, d) if keepdim and self.ndim else index
         return minigrad.Tensor._make(index.astype(np.int64).reshape(index.shape if self.ndim else ()), False)
 
@@ -264,11 +264,11 @@ class MathMethods:
 
     # Comparisons: not differentiable, they return boolean tensors.
     def _compare(self, other: Any, name: str) -> Tensor:
-        if isinstance(other, minigrad.Tensor) and type(other.data) is not type(self.data):
+        if isinstance(other, minigrad.Tensor) and type(other.array) is not type(self.array):
             raise RuntimeError(f"{name}: inputs are on different devices ({self.device}, {other.device})")
         x, y = self._operands(other)
-        xp = backend.get_array_module(self.data)
-        return minigrad.Tensor._make(getattr(xp, name)(x.data, y.data), False)
+        xp = backend.get_array_module(self.array)
+        return minigrad.Tensor._make(getattr(xp, name)(x.array, y.array), False)
 
     def __lt__(self, other: Any) -> Tensor:
         return self._compare(other, "less")
@@ -301,8 +301,8 @@ class MathMethods:
 
     def _logical(self, op: str, dim: Dims, keepdim: bool) -> Tensor:
         axes, keepdim = _reduction(op, self.ndim, dim, keepdim, None, None)
-        xp = backend.get_array_module(self.data)
-        return minigrad.Tensor._make(getattr(xp, op)(self.data, axis=axes, keepdims=keepdim), False)
+        xp = backend.get_array_module(self.array)
+        return minigrad.Tensor._make(getattr(xp, op)(self.array, axis=axes, keepdims=keepdim), False)
 
     def where(self, condition: Any, other: Any) -> Tensor:
         """This tensor where `condition` is True, else `other`: x.where(c, y) is torch.where(c, x, y)."""
@@ -324,7 +324,7 @@ class MathMethods:
         if self.dtype.kind == "f" or isinstance(other, float) or getattr(other, "dtype", self.dtype).kind == "f":
             raise TypeError(f"{name}: only bool and integer tensors have it, not float (compare first: x > 0)")
         if other is None:
-            return minigrad.Tensor._make(backend.get_array_module(self.data).invert(self.data), False)
+            return minigrad.Tensor._make(backend.get_array_module(self.array).invert(self.array), False)
         return self._compare(other, name)
 
 
@@ -378,7 +378,7 @@ def _reduction(op: str, ndim: int, dim: Any, keepdim: bool, axis: Any, keepdims:
 def _bound(x: Tensor, bound: Any, low: bool) -> Tensor:
     """A clamp bound as a tensor of x's dtype (on x's device); a missing one is -inf / +inf (the dtype's
     extreme for integers). A tensor bound stays in the graph."""
-    xp = backend.get_array_module(x.data)
+    xp = backend.get_array_module(x.array)
     if isinstance(bound, minigrad.Tensor):
         return bound if bound.dtype == x.dtype else bound.astype(x.dtype)
     if bound is None:

@@ -241,7 +241,7 @@ class ShapeMethods:
         (PyTorch's CPU sort does the same); NaN counts as the largest value, as in PyTorch."""
         x = self if self.ndim else self.reshape(1)
         dim = _dim(dim, self.ndim, "sort")
-        indices = _sorted_indices(x.data, dim, descending)
+        indices = _sorted_indices(x.array, dim, descending)
         values, indices = x.gather(dim, indices), minigrad.Tensor._make(indices, False)
         if not self.ndim:
             values, indices = values.reshape(()), indices.reshape(())

@@ -1,6 +1,6 @@
 """Tensor: an array that remembers how it was computed, the first of the engine's two classes.
 
-A `Tensor` wraps a backend array (`.data`) and, when it was computed from tensors that require grad,
+A `Tensor` wraps a backend array (`.array`) and, when it was computed from tensors that require grad,
 remembers the `Function` that made it (`._ctx`; function.py). References only point from outputs to
 inputs, never back, so a graph is freed by reference counting alone, with no cycles for the garbage
 collector to find. Its operators and methods (`+`, `@`, `exp`, `sum`, `reshape`, ...) each call one op; the
@@ -53,12 +53,12 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods, HookM
     """
 
     # _version counts in-place updates (inplace.py), so that backward can refuse a changed input.
-    __slots__ = ("data", "grad", "requires_grad", "_ctx", "_retains_grad", "_hooks", "_version", "name", "__weakref__")
+    __slots__ = ("array", "grad", "requires_grad", "_ctx", "_retains_grad", "_hooks", "_version", "name", "__weakref__")
     __array_priority__ = 1000  # so that `numpy_array + tensor` calls Tensor.__radd__
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None, device: Any = None) -> None:
         if isinstance(data, Tensor):
-            data = data.data
+            data = data.array
         given = data
         if device is None:
             device = backend.device_of(data) if _is_backend_array(data) else "cpu"
@@ -77,11 +77,11 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods, HookM
             data = data.astype(dtype)
         if requires_grad and dtype.kind != "f":
             raise TypeError(f"only float tensors can require grad, not {dtype}")
-        self.data = backend.to_device(data, device)
-        if self.data is given:
+        self.array = backend.to_device(data, device)
+        if self.array is given:
             # Never alias the caller's array (torch.tensor copies too): neither an optimizer step
             # nor a later change to the array may reach across.
-            self.data = self.data.copy()
+            self.array = self.array.copy()
         self.grad: Tensor | None = None
         self.requires_grad = requires_grad
         self._ctx: Function | None = None
@@ -96,7 +96,7 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods, HookM
         out = object.__new__(Tensor)
         if not hasattr(data, "shape") or isinstance(data, np.generic):  # NumPy reductions give scalars
             data = backend.get_array_module(data).asarray(data)
-        out.data = data
+        out.array = data
         out.grad = None
         out.requires_grad = requires_grad
         out._ctx = None
@@ -110,19 +110,19 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods, HookM
     # Attributes
     @property
     def shape(self) -> tuple[int, ...]:
-        return self.data.shape
+        return self.array.shape
 
     @property
     def ndim(self) -> int:
-        return self.data.ndim
+        return self.array.ndim
 
     @property
     def dtype(self) -> np.dtype:
-        return self.data.dtype
+        return self.array.dtype
 
     @property
     def device(self) -> str:
-        return backend.device_of(self.data)
+        return backend.device_of(self.array)
 
     @property
     def is_leaf(self) -> bool:
@@ -134,7 +134,7 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods, HookM
         return self._ctx
 
     def numel(self) -> int:
-        return int(self.data.size)
+        return int(self.array.size)
 
     def __len__(self) -> int:
         if self.ndim == 0:
@@ -166,7 +166,7 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods, HookM
 
     def detach(self) -> Tensor:
         """The same data, cut off from the graph (no copy)."""
-        return Tensor._make(self.data, False)
+        return Tensor._make(self.array, False)
 
     def clone(self) -> Tensor:
         """A copy in its own memory; differentiable (the gradient passes through unchanged)."""
@@ -221,12 +221,12 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods, HookM
             if other.dtype == self.dtype:
                 return self, other  # the common case, decided at once
         elif isinstance(other, (int, float)) and self.dtype.kind == "f":  # x * 0.5 keeps x's dtype
-            return self, Tensor._make(backend.get_array_module(self.data).asarray(other, dtype=self.dtype), False)
+            return self, Tensor._make(backend.get_array_module(self.array).asarray(other, dtype=self.dtype), False)
         elif not is_number(other):
             other = Tensor(other, device=self.device, dtype=getattr(other, "dtype", None))
         dtype = result_type(self, other)
         if is_number(other):  # astype, not asarray(dtype=): an int too large for uint8 wraps, as in PyTorch
-            number = backend.get_array_module(self.data).asarray(other).astype(dtype)
+            number = backend.get_array_module(self.array).asarray(other).astype(dtype)
             return self._cast(dtype), Tensor._make(number, False)
         return self._cast(dtype), other._cast(dtype)
 
@@ -333,7 +333,7 @@ def _matmul_operands(x: Tensor, other: Any) -> tuple[Tensor, Tensor]:
 def _raw(value: Any, device: str) -> Any:
     """Integer ids, targets, masks and conditions: a Tensor's array, or an array moved to `device`."""
     if isinstance(value, Tensor):
-        return backend.to_device(value.data, device)
+        return backend.to_device(value.array, device)
     if _is_backend_array(value):
         return backend.to_device(value, device)
     return backend.to_device(np.asarray(value), device)

@@ -29,7 +29,7 @@ STALE_HINT = "Hint: update it after backward, or compute on a clone() of it"
 def stand_in(tensor: Any) -> Any:
     """A tensor standing for `tensor` as it is now (its array, its op, its version), for the op about to
     update it in place to take as its input."""
-    old = type(tensor)._make(tensor.data, tensor.requires_grad)
+    old = type(tensor)._make(tensor.array, tensor.requires_grad)
     old._ctx, old._version = tensor._ctx, tensor._version
     return old
 
@@ -37,7 +37,7 @@ def stand_in(tensor: Any) -> Any:
 def take_over(tensor: Any, result: Any, old: Any) -> None:
     """Make `tensor` the output of `result`'s op (which took `old`, the stand-in, as its input), one version on."""
     previous = old._ctx
-    if previous is not None and saves(previous, tensor.data):  # exp, tanh, softmax: their output is overwritten
+    if previous is not None and saves(previous, tensor.array):  # exp, tanh, softmax: their output is overwritten
         previous.output_changed = (old._version, tensor._version + 1)
         previous.input_versions = None  # so that backward stops at it (autograd._refuse_stale says why)
     ctx = result._ctx
@@ -52,7 +52,7 @@ def write_result(tensor: Any, result: Any) -> None:
     right: a saved input (mul_ keeps x for the other factor's gradient) is kept as a copy, as PyTorch keeps the
     original of an in-place op's input. A saved output (exp_, div_) keeps its own array, so a later in-place
     update cannot change it: PyTorch refuses `h.exp_(); h.add_(1)` at backward, minigrad's gradient is right."""
-    ctx, array = result._ctx, tensor.data
+    ctx, array = result._ctx, tensor.array
     kept = None
     for name, value in vars(ctx).items():
         if value is array:
@@ -62,7 +62,7 @@ def write_result(tensor: Any, result: Any) -> None:
                                                                          else array):
             raise RuntimeError(f"{ctx.name}: minigrad cannot record this in-place update (the op saved a view of "
                                "the tensor); write y = y op ... instead")
-    array[...] = result.data  # an output the op saved (exp_'s) stays in its own array, so it stays right
+    array[...] = result.array  # an output the op saved (exp_'s) stays in its own array, so it stays right
 
 
 def saves(ctx: Any, array: Any) -> bool:
@@ -94,7 +94,7 @@ def resolve(ctx: Any) -> bool:
         return False
     parents = list(ctx.parents)
     for i, (parent, seen) in enumerate(zip(parents, ctx.input_versions)):
-        if parent._version == seen or saves(ctx, parent.data):
+        if parent._version == seen or saves(ctx, parent.array):
             continue
         node = parent
         while node._version != seen and getattr(node._ctx, "in_place_of", None) is not None:

@@ -66,7 +66,7 @@ class _Checker(observers.Observer):
         found = _non_finite(y)
         if found is None:
             return
-        inputs_have = [_non_finite(t.data) for t in inputs]
+        inputs_have = [_non_finite(t.array) for t in inputs]
         if found == "inf" and (any(inputs_have) or isinstance(ctx, MaskedFill) and math.isinf(ctx.value)):
             return  # an infinity passed along or asked for (an attention mask), not created by accident
         came_in = [f"input {i}" for i, kind in enumerate(inputs_have) if kind == "nan"]

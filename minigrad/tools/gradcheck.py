@@ -102,8 +102,8 @@ def _check(name: str, fn: Callable[..., Tensor], inputs: list, what: dict[int, s
            rtol: float, seed: int) -> bool:
     """Compare backward's gradient of sum(v * fn(inputs)) with central differences, for each input in `what`."""
     for i in what:
-        data = inputs[i].data  # contiguous, so that reshape(-1) below is a view (ascontiguousarray makes 0-d 1-d)
-        inputs[i].data = backend.get_array_module(data).ascontiguousarray(data).reshape(data.shape)
+        data = inputs[i].array  # contiguous, so that reshape(-1) below is a view (ascontiguousarray makes 0-d 1-d)
+        inputs[i].array = backend.get_array_module(data).ascontiguousarray(data).reshape(data.shape)
 
     out = fn(*inputs)
     upstream = np.random.default_rng(seed).standard_normal(out.shape)
@@ -115,13 +115,13 @@ def _check(name: str, fn: Callable[..., Tensor], inputs: list, what: dict[int, s
 
     def objective() -> float:
         with no_grad():
-            return float((fn(*inputs).data * v).sum())
+            return float((fn(*inputs).array * v).sum())
 
     for i, description in what.items():
         x = inputs[i]
         analytic = np.zeros(x.shape) if x.grad is None else x.grad.numpy()
         numeric = np.zeros(x.shape)
-        flat = x.data.reshape(-1)  # a view: writing into it perturbs the input
+        flat = x.array.reshape(-1)  # a view: writing into it perturbs the input
         for j in range(flat.shape[0]):
             original = float(flat[j])
             flat[j] = original + eps

@@ -111,7 +111,7 @@ def to_bytes(state_dict: dict[str, Any], metadata: dict[str, str] | None = None)
     for name, value in state_dict.items():
         if not isinstance(name, str):
             raise TypeError(f"save: names must be strings, got {name!r}")
-        data = value.data if isinstance(value, Tensor) else value
+        data = value.array if isinstance(value, Tensor) else value
         if isinstance(data, (np.ndarray, np.generic)):
             array = np.asarray(data)
         elif hasattr(data, "shape"):

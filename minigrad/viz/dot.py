@@ -215,8 +215,8 @@ class _DotWriter:
         fill, ink = FILL[kind], "#000000"
         rows = [f"<B>{html.escape(self.tensor_name(i))}</B>",
                 html.escape(format_shape(t.shape)) + f" {t.dtype}" + ("" if t.device == "cpu" else f" {t.device}")]
-        if self.values and t.data.size <= 8:
-            rows.append(_format_values(backend.as_numpy(t.data)))
+        if self.values and t.array.size <= 8:
+            rows.append(_format_values(backend.as_numpy(t.array)))
         step = self.grads.get(id(t)) if self.grads is not None else None
         if step is not None:
             text = f"grad {step.norm:.2e}"
@@ -256,7 +256,7 @@ class _DotWriter:
         inputs = _unique(p for i in members for p in self.tensors[i]._ctx.parents
                          if self.home[self.index[id(p)]] != name)
         outputs = [self.tensors[i] for i in members if self.home[i] is None]
-        weights = sum(self.tensors[i].data.size for i in hidden if self.tensors[i].requires_grad)
+        weights = sum(self.tensors[i].array.size for i in hidden if self.tensors[i].requires_grad)
         kind = self.module_types.get(name)
         shown = _relative(name, self._cluster_path(self.path[members[0]]))
         rows = [f"<B>{html.escape(shown)}</B>" + (f" ({kind})" if kind else ""),

@@ -119,9 +119,9 @@ def gradient_norms(root: Tensor) -> list[GradStep]:
     def on_step(tensor: Tensor, gy: Any) -> None:
         steps.append(_step(tensor, gy))
 
-    xp = backend.get_array_module(root.data)
+    xp = backend.get_array_module(root.array)
     try:
-        autograd.backward(root, xp.ones_like(root.data), retain_graph=True, on_step=on_step)
+        autograd.backward(root, xp.ones_like(root.array), retain_graph=True, on_step=on_step)
     finally:
         for tensor, grad in saved:
             tensor.grad = grad
@@ -133,7 +133,7 @@ def stored_gradients(root: Tensor) -> list[GradStep]:
     steps = []
     for tensor in walk(root):
         if tensor.grad is not None:
-            steps.append(_step(tensor, tensor.grad.data))
+            steps.append(_step(tensor, tensor.grad.array))
     return steps
 
 

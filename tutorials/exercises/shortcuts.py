@@ -122,7 +122,7 @@ def _adamw_by_optimizer(p, g, m, v, t, lr, betas=(0.9, 0.99), eps=1e-8, weight_d
     optimizer.state[param] = {"step": t - 1, "exp_avg": m, "exp_avg_sq": v}  # the caller's moments, in place
     param.grad = mg.tensor(np.asarray(g, dtype=p.dtype))
     optimizer.step()
-    p[...] = param.data
+    p[...] = param.array
 
 
 def _train_step_by_optimizer(model, x, y, state, lr, grad_clip=1.0, weight_decay=0.1):

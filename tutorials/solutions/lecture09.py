@@ -72,8 +72,8 @@ def train_step(model: mg.nn.Module, x: np.ndarray, y: np.ndarray, state: dict, l
     # update
     state["t"] = state.get("t", 0) + 1
     for (name, p), g in zip(params, grads):
-        m = state.setdefault("m", {}).setdefault(name, np.zeros_like(p.data))
-        v = state.setdefault("v", {}).setdefault(name, np.zeros_like(p.data))
+        m = state.setdefault("m", {}).setdefault(name, np.zeros_like(p.array))
+        v = state.setdefault("v", {}).setdefault(name, np.zeros_like(p.array))
         decay = weight_decay if p.ndim >= 2 else 0.0  # the matrices decay; biases and LayerNorm gains do not
-        adamw_update(p.data, (g * scale).astype(p.data.dtype), m, v, state["t"], lr, weight_decay=decay)
+        adamw_update(p.array, (g * scale).astype(p.array.dtype), m, v, state["t"], lr, weight_decay=decay)
     return loss.item()

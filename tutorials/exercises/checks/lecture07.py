@@ -55,7 +55,7 @@ def _tiny_gpt(block_size=8):
     model = GPT(GPTConfig(vocab_size=11, block_size=block_size, n_layer=1, n_head=2, n_embd=16))
     rng = np.random.default_rng(0)  # large random weights (not the global seed): varied, decisive argmaxes
     for p in model.parameters():
-        p.data[...] = rng.standard_normal(p.shape) * 0.5
+        p.array[...] = rng.standard_normal(p.shape) * 0.5
     return model
 
 

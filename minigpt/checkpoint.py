@@ -51,12 +51,13 @@ from minigpt.tokenizer import MAX_JSON_BYTES as MAX_TOKENIZER_BYTES
 from minigpt.tokenizer import CharTokenizer
 from minigrad import optim
 from minigrad.tools import serialization
-from minigrad.tools.serialization import fsync_directory
+from minigrad.tools.files import NO_FOLLOW, fsync_directory, not_regular
 
 MODEL, OPTIMIZER, TOKENIZER = "model.safetensors", "optimizer.safetensors", "tokenizer.json"
 CONFIG, STATE, METRICS, MANIFEST = "config.json", "state.json", "metrics.jsonl", "manifest.json"
 FILES = (MODEL, OPTIMIZER, TOKENIZER, CONFIG, STATE, METRICS)  # the manifest lists these
 PENDING, COMMITTED = ".pending", ".committed"  # a save's folders: being written, and committed
+LOCK, LOSS_CURVE = ".lock", "loss_curve.png"  # what a training run also writes into the folder
 FORMAT = 2  # bump when the layout changes, so an old checkpoint is refused with a clear message
 # The most a file may hold before it is read: small JSON files; the tokenizer (a vocabulary of every Unicode
 # character is under 16 MiB); the metrics log; and for arrays, 4 float32 numbers per parameter (the weights,
@@ -92,6 +93,7 @@ def save_checkpoint(out_dir: str | Path, model: GPT, optimizer: optim.Optimizer,
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    check_folder(out_dir)
     recover(out_dir)  # a save interrupted earlier is finished (or cleaned away) before this one starts
     if not allow_earlier and exists(out_dir):  # (a checkpoint whose iteration cannot be read is not replaced)
         current = _Folder(out_dir).iter_num
@@ -127,6 +129,26 @@ def save_checkpoint(out_dir: str | Path, model: GPT, optimizer: optim.Optimizer,
     _move_into_place(out_dir)  # 3. move
 
 
+def check_folder(out_dir: str | Path) -> None:
+    """Refuse, before anything is written, a folder where .pending/ or .committed/ is not a folder of its own, or
+    a file of the checkpoint (or the run's lock or loss curve) is a symbolic link, a FIFO, a device or a folder:
+    a CheckpointError naming the first one. A checkpoint shared as an archive must not be able to make a run
+    write elsewhere (`loss_curve.png -> ~/.bashrc`) or wait forever (a FIFO)."""
+    out_dir = Path(out_dir)
+    for name in (PENDING, COMMITTED):
+        what = not_regular(out_dir / name) or ("a file" if (out_dir / name).exists() else None)
+        if what is not None and what != "a directory":
+            raise CheckpointError(f"{out_dir / name}: {what}, where a save keeps a folder of its own: remove it, "
+                                  "or use another --out-dir")
+    for name in (*FILES, MANIFEST, LOCK, LOSS_CURVE):
+        for path in (out_dir / name, out_dir / COMMITTED / name):
+            what = not_regular(path)
+            if what is not None:
+                raise CheckpointError(f"{path}: {what}, not a regular file; minigpt writes a checkpoint's files "
+                                      "only as files of their own, never through a link: remove it, or use "
+                                      "another --out-dir")
+
+
 def recover(out_dir: str | Path) -> None:
     """Finish a save that was interrupted after its commit; remove what an uncommitted one left behind."""
     out_dir = Path(out_dir)
@@ -157,8 +179,10 @@ def _move_into_place(out_dir: Path) -> None:
 
 
 def _write_file(path: Path, data: bytes) -> None:
-    """Write `data` to a new file and flush it to disk, so that a rename can make it part of the checkpoint."""
-    with open(path, "xb") as file:
+    """Write `data` to a new file (never through a link) and flush it to disk, so that a rename can make it
+    part of the checkpoint."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NO_FOLLOW | getattr(os, "O_BINARY", 0), 0o666)
+    with os.fdopen(fd, "wb") as file:
         file.write(data)
         file.flush()
         os.fsync(file.fileno())

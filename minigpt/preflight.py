@@ -11,12 +11,14 @@ Read next: signals.py.
 from __future__ import annotations
 
 import contextlib
+import errno
 import math
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import minigrad as mg
 from minigpt import checkpoint, schema, sizing
@@ -25,6 +27,7 @@ from minigpt.data import Dataset
 from minigpt.errors import ConfigError, TrainingError
 from minigpt.progress import write
 from minigrad.core import backend
+from minigrad.tools.files import NO_FOLLOW, kind
 
 try:
     import fcntl
@@ -49,10 +52,13 @@ def check_device(device: str) -> str:
 
 
 def check_out_dir(cfg: TrainConfig) -> None:
-    """--out-dir must be a folder (or not exist yet); a new run never replaces a checkpoint it was not told to."""
+    """--out-dir must be a folder (or not exist yet) whose files are files of their own (check_folder); a new run
+    never replaces a checkpoint it was not told to."""
     out_dir = Path(cfg.out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise ConfigError(f"--out-dir {out_dir} is a file, not a folder")
+    if out_dir.is_dir():
+        checkpoint.check_folder(out_dir)  # no link, FIFO or device where the run will write, before it writes
     if cfg.resume and cfg.overwrite:
         raise ConfigError("--resume continues the checkpoint in --out-dir, --overwrite replaces it: give only one")
     if not cfg.resume and not cfg.overwrite and checkpoint.exists(out_dir):
@@ -70,12 +76,12 @@ def only_run_in(out_dir: Path, rank: int = 0) -> Iterator[None]:
     if rank != 0 or fcntl is None:
         yield
         return
-    with open(out_dir / ".lock", "a+", encoding="utf-8") as lock:
+    with _open_lock(out_dir / checkpoint.LOCK) as lock:
         try:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             lock.seek(0)
-            pid = lock.read().strip() or "?"
+            pid = lock.read(64).strip() or "?"
             raise ConfigError(f"--out-dir {out_dir} is in use by another run (process {pid}): wait for it to "
                               "finish, or choose another --out-dir") from None
         lock.seek(0)
@@ -85,7 +91,25 @@ def only_run_in(out_dir: Path, rank: int = 0) -> Iterator[None]:
         try:
             yield
         finally:
-            (out_dir / ".lock").unlink(missing_ok=True)  # still held: no run can have taken it in between
+            (out_dir / checkpoint.LOCK).unlink(missing_ok=True)  # still held: no run can have taken it in between
+
+
+def _open_lock(path: Path) -> TextIO:
+    """The lock file, opened for reading and writing: never through a link (O_NOFOLLOW), and refused unless it
+    is a regular file with no other name (a hard link's other name would see the PID written over it)."""
+    flags = os.O_RDWR | os.O_CREAT | NO_FOLLOW | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as error:  # (make_out_dir refused the links there were when it looked: one came since)
+        what = "a symbolic link" if error.errno == errno.ELOOP else error.strerror
+        raise ConfigError(f"{path}: cannot be the run's lock ({what}): remove it, or choose another --out-dir") \
+            from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+        os.close(fd)
+        what = kind(info.st_mode) if not stat.S_ISREG(info.st_mode) else f"a file with {info.st_nlink} names"
+        raise ConfigError(f"{path}: {what}, not the run's lock file: remove it, or choose another --out-dir")
+    return os.fdopen(fd, "r+", encoding="utf-8")
 
 
 def make_out_dir(out_dir: Path) -> None:

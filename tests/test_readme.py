@@ -14,8 +14,6 @@ from pathlib import Path
 
 import pytest
 
-import minigrad as mg
-
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
@@ -129,21 +127,6 @@ def test_the_sample_shown_is_the_prompt_and_300_characters():
     new_tokens = int(re.search(r"--max-new-tokens (\d+)", command).group(1))
     shown = README.split(command + "```\n\n```\n", 1)[1].split("```", 1)[0]
     assert shown.startswith(prompt) and len(shown) == len(prompt) + new_tokens + 1  # and print's newline
-
-
-@pytest.mark.parametrize("have_dot", [True, False])
-def test_the_graphviz_hint_names_the_missing_python_package(tmp_path, monkeypatch, capsys, have_dot):
-    """Only the package missing: the hint says the program is there (it once asked for both regardless)."""
-    monkeypatch.setitem(sys.modules, "graphviz", None)  # as if not installed: importing it raises ImportError
-    monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/dot" if have_dot else None)
-    x = mg.tensor([1.0, 2.0], requires_grad=True)
-    written = mg.viz.draw_to_file((x * x).sum(), tmp_path / "graph.png")
-    assert written == tmp_path / "graph.dot"
-    message = capsys.readouterr().err
-    assert "the graphviz Python package is missing: pip install graphviz" in message
-    assert "no graphviz `dot` program found" not in message
-    assert ("graphviz's `dot` program is installed" in message) == have_dot
-    assert ("rendering also needs graphviz's `dot` program" in message) == (not have_dot)
 
 
 def test_the_notebooks_extra_installs_a_notebook_to_open_the_lectures_in():

@@ -505,7 +505,7 @@ loss = (X2 @ W2 + b2).tanh().mean()
 
 names = {"X": X2, "W": W2, "b": b2}  # 叶子节点标上名字，而不是编号
 dot_source = mg.viz.to_dot(loss, names=names)
-(FIGURES / "00_graph.dot").write_text(dot_source)
+mg.viz.draw_to_file(loss, FIGURES / "00_graph.dot", names=names)  # 同样的 DOT 文本，写进 figures/
 print(dot_source[:400], "...")
 assert dot_source.lstrip().startswith("digraph")
 for op_name in ("MatMul", "Add", "Tanh", "Mean"):
@@ -548,8 +548,7 @@ ta, tb, tc, tg = (mg.tensor(v, requires_grad=True, dtype="float64") for v in (a,
 for t, name in zip((ta, tb, tc, tg), "abcg"):
     t.name = name
 tL = (ta * tb + tc) * tg
-small_dot = mg.viz.to_dot(tL, values=True, grads=True)
-(FIGURES / "00_chain_rule.dot").write_text(small_dot)
+mg.viz.draw_to_file(tL, FIGURES / "00_chain_rule.dot", values=True, grads=True)
 if HAVE_DOT:
     mg.viz.draw(tL, path=str(FIGURES / "00_chain_rule"), format="png", values=True, grads=True)
     show_image(FIGURES / "00_chain_rule.png")
@@ -622,7 +621,7 @@ if HAVE_DOT:
     show_figure(fig, "00_tanh_derivative_graphs.png")
 else:
     for order, d in enumerate(derivatives, start=1):
-        (FIGURES / f"00_tanh_derivative_{order}.dot").write_text(mg.viz.to_dot(d, rankdir="TB"))
+        mg.viz.draw_to_file(d, FIGURES / f"00_tanh_derivative_{order}.dot", rankdir="TB")
     print("说明：没有安装 Graphviz 的 `dot` 程序；只写出了 figures/00_tanh_derivative_*.dot")
 
 # %% [markdown]

@@ -91,9 +91,10 @@ def show_figure(fig: Any, name: str, dpi: int = 120, **savefig_options: Any) -> 
     picture in the notebook as on disk. Closing it frees the memory and stops Jupyter showing it twice.
     """
     path = FIGURES / name
-    fig.savefig(path, dpi=dpi, **savefig_options)
+    mg.viz.plots.save_figure(fig, path, dpi=dpi, **savefig_options)  # as every file: never through a link
     plt.close(fig)
     show_image(path)
+
 
 
 print(f"{'快速版' if QUICK else '完整版'} | 中文字体：{'有' if CJK else '没有（图中标注改用英文）'}")

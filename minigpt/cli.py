@@ -22,6 +22,7 @@ import argparse
 import signal
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any, NoReturn
@@ -260,11 +261,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     prog = f"minigpt {args.command}"
-    try:
-        mg.kernels.implementation()  # reads MINIGRAD_KERNELS: a bad value is the user's input, said in one line
+    try:  # reads MINIGRAD_KERNELS: a bad value is the user's input, and a warning a note, each said in one line
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            mg.kernels.implementation()
     except ValueError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         return 2
+    for warning in said:  # (not Python's own form, which adds the line of source code that warned)
+        _say(f"{prog}: note: {warning.message}")
+    if args.command != "train" and launched_rank_and_size()[0] != 0:
+        return 0  # under mpiexec: rank 0 samples (or draws) and prints, once; the other ranks have nothing to do
     try:
         if args.command == "train":
             return _train(args)

@@ -18,7 +18,7 @@ import stat
 from collections.abc import Iterator
 from dataclasses import fields
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO
 
 import minigrad as mg
 from minigpt import checkpoint, schema, sizing
@@ -61,6 +61,9 @@ def check_out_dir(cfg: TrainConfig) -> None:
         checkpoint.check_folder(out_dir)  # no link, FIFO or device where the run will write, before it writes
     if cfg.resume and cfg.overwrite:
         raise ConfigError("--resume continues the checkpoint in --out-dir, --overwrite replaces it: give only one")
+    if not cfg.resume and not cfg.overwrite and checkpoint.is_exported(out_dir):
+        raise ConfigError(f"{out_dir} holds a model's exported weights: choose another --out-dir, or replace them "
+                          "with --overwrite")
     if not cfg.resume and not cfg.overwrite and checkpoint.exists(out_dir):
         at = checkpoint.iteration(out_dir)
         raise ConfigError(f"{out_dir} already holds a checkpoint{f' (iteration {at})' if at is not None else ''}: "
@@ -81,20 +84,24 @@ def only_run_in(out_dir: Path, rank: int = 0) -> Iterator[None]:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             lock.seek(0)
-            pid = lock.read(64).strip() or "?"
+            pid = lock.read(64).decode("ascii", "replace").strip() or "?"
             raise ConfigError(f"--out-dir {out_dir} is in use by another run (process {pid}): wait for it to "
                               "finish, or choose another --out-dir") from None
-        lock.seek(0)
-        lock.truncate()
-        lock.write(f"{os.getpid()}\n")
-        lock.flush()
+        try:
+            lock.seek(0)
+            lock.truncate()
+            lock.write(f"{os.getpid()}\n".encode("ascii"))  # (unbuffered: a failed write is said here, once)
+        except OSError as error:  # a full disk, before a step is taken: say which file, and leave none behind
+            (out_dir / checkpoint.LOCK).unlink(missing_ok=True)
+            raise ConfigError(f"{out_dir / checkpoint.LOCK}: cannot write the run's lock ({error.strerror}); "
+                              "nothing was trained") from None
         try:
             yield
         finally:
             (out_dir / checkpoint.LOCK).unlink(missing_ok=True)  # still held: no run can have taken it in between
 
 
-def _open_lock(path: Path) -> TextIO:
+def _open_lock(path: Path) -> BinaryIO:
     """The lock file, opened for reading and writing: never through a link (O_NOFOLLOW), and refused unless it
     is a regular file with no other name (a hard link's other name would see the PID written over it)."""
     flags = os.O_RDWR | os.O_CREAT | NO_FOLLOW | getattr(os, "O_NONBLOCK", 0)
@@ -109,7 +116,7 @@ def _open_lock(path: Path) -> TextIO:
         os.close(fd)
         what = kind(info.st_mode) if not stat.S_ISREG(info.st_mode) else f"a file with {info.st_nlink} names"
         raise ConfigError(f"{path}: {what}, not the run's lock file: remove it, or choose another --out-dir")
-    return os.fdopen(fd, "r+", encoding="utf-8")
+    return os.fdopen(fd, "r+b", buffering=0)
 
 
 def make_out_dir(out_dir: Path) -> None:
@@ -214,4 +221,7 @@ def config_for_resume(out_dir: str | Path, given: dict[str, Any]) -> TrainConfig
         TrainConfig(**saved)  # each value in range, before any is used
     except ConfigError as error:
         raise checkpoint.CheckpointError(f"{path}: train.{error}") from None
+    if "corpus" in given and saved.get("data") is not None and "data" not in given:
+        raise ConfigError(f"--corpus {given['corpus']}: the run in {out_dir} trained on {saved['data']} (its --data), "
+                          "and a resumed run goes on with its own text: leave out --corpus")
     return TrainConfig(**{**saved, **given, "out_dir": str(out_dir), "resume": True, "overwrite": False})

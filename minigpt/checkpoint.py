@@ -51,12 +51,13 @@ from minigpt.tokenizer import MAX_JSON_BYTES as MAX_TOKENIZER_BYTES
 from minigpt.tokenizer import CharTokenizer
 from minigrad import optim
 from minigrad.tools import serialization
-from minigrad.tools.serialization import fsync_directory
+from minigrad.tools.files import NO_FOLLOW, fsync_directory, not_regular
 
 MODEL, OPTIMIZER, TOKENIZER = "model.safetensors", "optimizer.safetensors", "tokenizer.json"
 CONFIG, STATE, METRICS, MANIFEST = "config.json", "state.json", "metrics.jsonl", "manifest.json"
 FILES = (MODEL, OPTIMIZER, TOKENIZER, CONFIG, STATE, METRICS)  # the manifest lists these
 PENDING, COMMITTED = ".pending", ".committed"  # a save's folders: being written, and committed
+LOCK, LOSS_CURVE = ".lock", "loss_curve.png"  # what a training run also writes into the folder
 FORMAT = 2  # bump when the layout changes, so an old checkpoint is refused with a clear message
 # The most a file may hold before it is read: small JSON files; the tokenizer (a vocabulary of every Unicode
 # character is under 16 MiB); the metrics log; and for arrays, 4 float32 numbers per parameter (the weights,
@@ -92,6 +93,7 @@ def save_checkpoint(out_dir: str | Path, model: GPT, optimizer: optim.Optimizer,
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    check_folder(out_dir)
     recover(out_dir)  # a save interrupted earlier is finished (or cleaned away) before this one starts
     if not allow_earlier and exists(out_dir):  # (a checkpoint whose iteration cannot be read is not replaced)
         current = _Folder(out_dir).iter_num
@@ -127,6 +129,26 @@ def save_checkpoint(out_dir: str | Path, model: GPT, optimizer: optim.Optimizer,
     _move_into_place(out_dir)  # 3. move
 
 
+def check_folder(out_dir: str | Path) -> None:
+    """Refuse, before anything is written, a folder where .pending/ or .committed/ is not a folder of its own, or
+    a file of the checkpoint (or the run's lock or loss curve) is a symbolic link, a FIFO, a device or a folder:
+    a CheckpointError naming the first one. A checkpoint shared as an archive must not be able to make a run
+    write elsewhere (`loss_curve.png -> ~/.bashrc`) or wait forever (a FIFO)."""
+    out_dir = Path(out_dir)
+    for name in (PENDING, COMMITTED):
+        what = not_regular(out_dir / name) or ("a file" if (out_dir / name).exists() else None)
+        if what is not None and what != "a directory":
+            raise CheckpointError(f"{out_dir / name}: {what}, where a save keeps a folder of its own: remove it, "
+                                  "or use another --out-dir")
+    for name in (*FILES, MANIFEST, LOCK, LOSS_CURVE):
+        for path in (out_dir / name, out_dir / COMMITTED / name):
+            what = not_regular(path)
+            if what is not None:
+                raise CheckpointError(f"{path}: {what}, not a regular file; minigpt writes a checkpoint's files "
+                                      "only as files of their own, never through a link: remove it, or use "
+                                      "another --out-dir")
+
+
 def recover(out_dir: str | Path) -> None:
     """Finish a save that was interrupted after its commit; remove what an uncommitted one left behind."""
     out_dir = Path(out_dir)
@@ -157,8 +179,10 @@ def _move_into_place(out_dir: Path) -> None:
 
 
 def _write_file(path: Path, data: bytes) -> None:
-    """Write `data` to a new file and flush it to disk, so that a rename can make it part of the checkpoint."""
-    with open(path, "xb") as file:
+    """Write `data` to a new file (never through a link) and flush it to disk, so that a rename can make it
+    part of the checkpoint."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NO_FOLLOW | getattr(os, "O_BINARY", 0), 0o666)
+    with os.fdopen(fd, "wb") as file:
         file.write(data)
         file.flush()
         os.fsync(file.fileno())
@@ -192,12 +216,16 @@ class _Folder:
         self.paths = {name: committed / name if (committed / name).exists() else out_dir / name
                       for name in (*FILES, MANIFEST)}
         if not self.paths[MANIFEST].exists():
+            if is_exported(out_dir):
+                raise CheckpointError(f"{out_dir}: a model's exported weights ({CONFIG}, {MODEL}, {TOKENIZER}), not a "
+                                      "checkpoint a run can continue (it has no optimizer state): sample from it "
+                                      f"with minigpt sample --out-dir {out_dir}, or train a new run")
             if exists(out_dir):
                 raise CheckpointError(f"{out_dir}: incomplete checkpoint ({MANIFEST} is missing)")
             raise CheckpointError(f"{out_dir}: no checkpoint here (no {MANIFEST}); train one with: minigpt train "
                                   f"--out-dir {out_dir}")
         path = self.paths[MANIFEST]
-        self.manifest = schema.manifest(schema.parse_json(self._read(path, MAX_JSON_BYTES[MANIFEST]), path), path,
+        self.manifest = schema.manifest(schema.parse_json(_read(path, MAX_JSON_BYTES[MANIFEST]), path), path,
                                         FORMAT, FILES)
         self.iter_num = self.manifest["iter_num"]
 
@@ -207,7 +235,7 @@ class _Folder:
         if expected["bytes"] > max_bytes:
             raise CheckpointError(f"{self.paths[MANIFEST]}: files.{name}.bytes is {expected['bytes']:,}, more than "
                                   f"the {max_bytes:,} such a file may have here")
-        data = self._read(path, expected["bytes"])
+        data = _read(path, expected["bytes"])
         if len(data) != expected["bytes"] or hashlib.sha256(data).hexdigest() != expected["sha256"]:
             raise CheckpointError(f"{path}: damaged: it does not match its size and hash in {MANIFEST}")
         return data
@@ -215,15 +243,16 @@ class _Folder:
     def json(self, name: str) -> Any:
         return schema.parse_json(self.bytes(name, MAX_JSON_BYTES[name]), self.paths[name])
 
-    def _read(self, path: Path, max_bytes: int) -> bytes:
-        try:
-            return serialization.read_bytes(path, max_bytes)
-        except FileNotFoundError:
-            raise CheckpointError(f"{self.out_dir}: damaged checkpoint: {path.name} is missing") from None
-        except mg.CheckpointError as error:  # not a regular file, or larger than allowed: the message names it
-            raise CheckpointError(str(error)) from None
-        except OSError as error:
-            raise CheckpointError(f"{path}: cannot be read ({error.strerror})") from None
+
+def _read(path: Path, max_bytes: int) -> bytes:
+    try:
+        return serialization.read_bytes(path, max_bytes)
+    except FileNotFoundError:
+        raise CheckpointError(f"{path.parent}: damaged checkpoint: {path.name} is missing") from None
+    except mg.CheckpointError as error:  # not a regular file, or larger than allowed: the message names it
+        raise CheckpointError(str(error)) from None
+    except OSError as error:
+        raise CheckpointError(f"{path}: cannot be read ({error.strerror})") from None
 
 
 def load_checkpoint(out_dir: str | Path, with_optimizer: bool = True) -> Checkpoint:
@@ -241,15 +270,7 @@ def load_checkpoint(out_dir: str | Path, with_optimizer: bool = True) -> Checkpo
     with _nested_too_deeply(paths[MODEL]):
         model_state = serialization.from_bytes(folder.bytes(MODEL, max_array_bytes), str(paths[MODEL]))
     schema.finite(model_state, paths[MODEL])
-    try:
-        tokenizer = CharTokenizer.from_json(folder.bytes(TOKENIZER, MAX_JSON_BYTES[TOKENIZER]).decode("utf-8"))
-    except (ValueError, TypeError) as error:  # also a UnicodeDecodeError
-        raise CheckpointError(f"{paths[TOKENIZER]}: {error}") from None
-    except RecursionError:
-        raise CheckpointError(f"{paths[TOKENIZER]}: not valid JSON (nested too deeply)") from None
-    if tokenizer.vocab_size != model_config.vocab_size:
-        raise CheckpointError(f"{paths[TOKENIZER]}: {tokenizer.vocab_size} characters, the model's vocab_size is "
-                              f"{model_config.vocab_size}")
+    tokenizer = _tokenizer(folder.bytes(TOKENIZER, MAX_JSON_BYTES[TOKENIZER]), paths[TOKENIZER], model_config)
     state = schema.state(folder.json(STATE), paths[STATE], folder.iter_num)
     optimizer_state = None
     if with_optimizer:
@@ -264,6 +285,49 @@ def load_checkpoint(out_dir: str | Path, with_optimizer: bool = True) -> Checkpo
     metrics = schema.metrics(folder.bytes(METRICS, MAX_JSON_BYTES[METRICS]), paths[METRICS])
     return Checkpoint(folder.iter_num, config, model_config, state, tokenizer, model_state, optimizer_state, metrics,
                       folder.out_dir)
+
+
+def _tokenizer(data: bytes, path: Path, model_config: GPTConfig) -> CharTokenizer:
+    try:
+        tokenizer = CharTokenizer.from_json(data.decode("utf-8"))
+    except (ValueError, TypeError) as error:  # also a UnicodeDecodeError
+        raise CheckpointError(f"{path}: {error}") from None
+    except RecursionError:
+        raise CheckpointError(f"{path}: not valid JSON (nested too deeply)") from None
+    if tokenizer.vocab_size != model_config.vocab_size:
+        raise CheckpointError(f"{path}: {tokenizer.vocab_size} characters, the model's vocab_size is "
+                              f"{model_config.vocab_size}")
+    return tokenizer
+
+
+def is_exported(out_dir: str | Path) -> bool:
+    """True for a model's exported weights, as tutorials/pretrained/kneser_ney/ ships them: config.json (GPTConfig's
+    fields), model.safetensors and tokenizer.json, and none of a checkpoint's other files."""
+    out_dir = Path(out_dir)
+    return (all((out_dir / name).exists() for name in (CONFIG, MODEL, TOKENIZER))
+            and not any((folder / name).exists() for folder in (out_dir, out_dir / COMMITTED)
+                        for name in (OPTIMIZER, STATE, MANIFEST)))
+
+
+def _load_exported(out_dir: Path) -> tuple[GPTConfig, dict[str, mg.Tensor], CharTokenizer]:
+    """An exported folder's model settings, weights and tokenizer, each read and checked as a checkpoint's are."""
+    config_path, model_path = out_dir / CONFIG, out_dir / MODEL
+    record = schema.parse_json(_read(config_path, MAX_JSON_BYTES[CONFIG]), config_path)
+    if isinstance(record, dict) and "format" in record:  # a checkpoint's config.json: the rest of it is missing
+        raise CheckpointError(f"{out_dir}: incomplete checkpoint ({MANIFEST} is missing)")
+    try:
+        model_config = GPTConfig(**schema.check_fields(record, GPTConfig, f"{config_path}: "))
+    except ValueError as error:  # a value out of range: GPTConfig's message names it
+        raise CheckpointError(f"{config_path}: {error}") from None
+    n_params = sizing.parameter_count(model_config)
+    _check_memory(sizing.model_bytes(model_config) + 2 * sizing.FLOAT_BYTES * n_params,
+                  f"{config_path}: {n_params:,} parameters")
+    with _nested_too_deeply(model_path):
+        data = _read(model_path, 2 * sizing.FLOAT_BYTES * n_params + HEADER_BYTES)
+        model_state = serialization.from_bytes(data, str(model_path))
+    schema.finite(model_state, model_path)
+    tokenizer = _tokenizer(_read(out_dir / TOKENIZER, MAX_JSON_BYTES[TOKENIZER]), out_dir / TOKENIZER, model_config)
+    return model_config, model_state, tokenizer
 
 
 def read_train_settings(out_dir: str | Path) -> tuple[dict[str, Any], Path]:
@@ -287,13 +351,20 @@ def load_optimizer(optimizer: optim.Optimizer, checkpoint: Checkpoint) -> None:
 
 
 def load_model(out_dir: str | Path, device: str = "cpu") -> tuple[GPT, CharTokenizer]:
-    """The trained model (in eval mode, on `device`) and its tokenizer, for sampling."""
-    checkpoint = load_checkpoint(out_dir, with_optimizer=False)
-    model = GPT(checkpoint.model_config)
-    load_weights(model, checkpoint)
+    """The trained model (in eval mode, on `device`) and its tokenizer, for sampling: from a checkpoint, or from a
+    model's exported weights (`is_exported`)."""
+    if is_exported(out_dir):
+        model_config, model_state, tokenizer = _load_exported(Path(out_dir))
+        model = GPT(model_config)
+        schema.weights(model_state, model, Path(out_dir) / MODEL)
+        model.load_state_dict(model_state)
+    else:
+        checkpoint = load_checkpoint(out_dir, with_optimizer=False)
+        model, tokenizer = GPT(checkpoint.model_config), checkpoint.tokenizer
+        load_weights(model, checkpoint)
     model.to(device)
     model.eval()
-    return model, checkpoint.tokenizer
+    return model, tokenizer
 
 
 @contextlib.contextmanager

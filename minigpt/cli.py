@@ -22,6 +22,7 @@ import argparse
 import signal
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any, NoReturn
@@ -44,6 +45,7 @@ from minigrad.viz.render import FORMATS
 
 DEFAULTS = TrainConfig()
 STREAM_EVERY = 16  # characters `minigpt sample` writes at a time
+TRIAL_CHUNK = 4  # characters a step of the thread trial generates: the trial is short, however slow a count is
 SIGPIPE = getattr(signal, "SIGPIPE", 13)  # (13 on every Unix; Windows has no such signal)
 TANG = CORPUS_DEFAULTS["tang"]  # where --corpus tang's defaults differ, --help shows both
 
@@ -259,11 +261,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     prog = f"minigpt {args.command}"
-    try:
-        mg.kernels.implementation()  # reads MINIGRAD_KERNELS: a bad value is the user's input, said in one line
+    try:  # reads MINIGRAD_KERNELS: a bad value is the user's input, and a warning a note, each said in one line
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            mg.kernels.implementation()
     except ValueError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         return 2
+    for warning in said:  # (not Python's own form, which adds the line of source code that warned)
+        _say(f"{prog}: note: {warning.message}")
+    if args.command != "train" and launched_rank_and_size()[0] != 0:
+        return 0  # under mpiexec: rank 0 samples (or draws) and prints, once; the other ranks have nothing to do
     try:
         if args.command == "train":
             return _train(args)
@@ -314,21 +322,24 @@ def _sample(args: argparse.Namespace) -> int:
     except UnknownCharacterError as error:
         raise UnknownCharacterError(f"--prompt: {error}") from None
     mg.manual_seed(args.seed)
-    chooser, _ = thread_chooser(args.threads, "cpu")
-    chooser.every, chooser.trial_steps = 1_000, 1  # a trial of one chunk per count, once
+    # The thread count is measured as the text is written: first a trial of one timed chunk per count (after one
+    # to settle), again whenever the count chosen turns slow; beside a busy process one thread can be ten times
+    # faster than all of them.
+    chooser, _ = thread_chooser(args.threads, "cpu", every=1_000, trial_steps=1)
     if args.prompt:
         _write(args.prompt)
     ids = np.array([ids])  # (1, T)
-    # Written as it is generated, STREAM_EVERY characters at a time, so that `| head` stops it early. generate
-    # continues the same draws from the same seed whether it is called once or in pieces.
-    for done in range(0, args.max_new_tokens, STREAM_EVERY):
+    # Written as it is generated, STREAM_EVERY characters at a time (TRIAL_CHUNK in a trial), so that `| head`
+    # stops it early. generate continues the same draws from the same seed whether it is called once or in pieces.
+    done = 0
+    while done < args.max_new_tokens:
         chooser.before_step()
+        n = min(TRIAL_CHUNK if chooser.trying is not None else STREAM_EVERY, args.max_new_tokens - done)
         started = time.perf_counter()
-        out = model.generate(ids, min(STREAM_EVERY, args.max_new_tokens - done), temperature=args.temperature,
-                             top_k=args.top_k, top_p=args.top_p)
-        chooser.after_step(time.perf_counter() - started)
+        out = model.generate(ids, n, temperature=args.temperature, top_k=args.top_k, top_p=args.top_p)
+        chooser.after_step((time.perf_counter() - started) / n)  # per character: trial chunks are shorter
         _write(tokenizer.decode(out[0, ids.shape[1]:].tolist()))
-        ids = out
+        ids, done = out, done + n
     _write("\n")
     return 0
 

@@ -11,12 +11,14 @@ Read next: signals.py.
 from __future__ import annotations
 
 import contextlib
+import errno
 import math
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import minigrad as mg
 from minigpt import checkpoint, schema, sizing
@@ -25,6 +27,7 @@ from minigpt.data import Dataset
 from minigpt.errors import ConfigError, TrainingError
 from minigpt.progress import write
 from minigrad.core import backend
+from minigrad.tools.files import NO_FOLLOW, kind
 
 try:
     import fcntl
@@ -49,12 +52,18 @@ def check_device(device: str) -> str:
 
 
 def check_out_dir(cfg: TrainConfig) -> None:
-    """--out-dir must be a folder (or not exist yet); a new run never replaces a checkpoint it was not told to."""
+    """--out-dir must be a folder (or not exist yet) whose files are files of their own (check_folder); a new run
+    never replaces a checkpoint it was not told to."""
     out_dir = Path(cfg.out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise ConfigError(f"--out-dir {out_dir} is a file, not a folder")
+    if out_dir.is_dir():
+        checkpoint.check_folder(out_dir)  # no link, FIFO or device where the run will write, before it writes
     if cfg.resume and cfg.overwrite:
         raise ConfigError("--resume continues the checkpoint in --out-dir, --overwrite replaces it: give only one")
+    if not cfg.resume and not cfg.overwrite and checkpoint.is_exported(out_dir):
+        raise ConfigError(f"{out_dir} holds a model's exported weights: choose another --out-dir, or replace them "
+                          "with --overwrite")
     if not cfg.resume and not cfg.overwrite and checkpoint.exists(out_dir):
         at = checkpoint.iteration(out_dir)
         raise ConfigError(f"{out_dir} already holds a checkpoint{f' (iteration {at})' if at is not None else ''}: "
@@ -70,22 +79,44 @@ def only_run_in(out_dir: Path, rank: int = 0) -> Iterator[None]:
     if rank != 0 or fcntl is None:
         yield
         return
-    with open(out_dir / ".lock", "a+", encoding="utf-8") as lock:
+    with _open_lock(out_dir / checkpoint.LOCK) as lock:
         try:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             lock.seek(0)
-            pid = lock.read().strip() or "?"
+            pid = lock.read(64).decode("ascii", "replace").strip() or "?"
             raise ConfigError(f"--out-dir {out_dir} is in use by another run (process {pid}): wait for it to "
                               "finish, or choose another --out-dir") from None
-        lock.seek(0)
-        lock.truncate()
-        lock.write(f"{os.getpid()}\n")
-        lock.flush()
+        try:
+            lock.seek(0)
+            lock.truncate()
+            lock.write(f"{os.getpid()}\n".encode("ascii"))  # (unbuffered: a failed write is said here, once)
+        except OSError as error:  # a full disk, before a step is taken: say which file, and leave none behind
+            (out_dir / checkpoint.LOCK).unlink(missing_ok=True)
+            raise ConfigError(f"{out_dir / checkpoint.LOCK}: cannot write the run's lock ({error.strerror}); "
+                              "nothing was trained") from None
         try:
             yield
         finally:
-            (out_dir / ".lock").unlink(missing_ok=True)  # still held: no run can have taken it in between
+            (out_dir / checkpoint.LOCK).unlink(missing_ok=True)  # still held: no run can have taken it in between
+
+
+def _open_lock(path: Path) -> BinaryIO:
+    """The lock file, opened for reading and writing: never through a link (O_NOFOLLOW), and refused unless it
+    is a regular file with no other name (a hard link's other name would see the PID written over it)."""
+    flags = os.O_RDWR | os.O_CREAT | NO_FOLLOW | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as error:  # (make_out_dir refused the links there were when it looked: one came since)
+        what = "a symbolic link" if error.errno == errno.ELOOP else error.strerror
+        raise ConfigError(f"{path}: cannot be the run's lock ({what}): remove it, or choose another --out-dir") \
+            from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+        os.close(fd)
+        what = kind(info.st_mode) if not stat.S_ISREG(info.st_mode) else f"a file with {info.st_nlink} names"
+        raise ConfigError(f"{path}: {what}, not the run's lock file: remove it, or choose another --out-dir")
+    return os.fdopen(fd, "r+b", buffering=0)
 
 
 def make_out_dir(out_dir: Path) -> None:
@@ -190,4 +221,7 @@ def config_for_resume(out_dir: str | Path, given: dict[str, Any]) -> TrainConfig
         TrainConfig(**saved)  # each value in range, before any is used
     except ConfigError as error:
         raise checkpoint.CheckpointError(f"{path}: train.{error}") from None
+    if "corpus" in given and saved.get("data") is not None and "data" not in given:
+        raise ConfigError(f"--corpus {given['corpus']}: the run in {out_dir} trained on {saved['data']} (its --data), "
+                          "and a resumed run goes on with its own text: leave out --corpus")
     return TrainConfig(**{**saved, **given, "out_dir": str(out_dir), "resume": True, "overwrite": False})

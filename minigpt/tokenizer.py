@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from minigrad.tools.files import write_file
 from minigrad.tools.serialization import read_bytes
 
 MAX_JSON_BYTES = 2**24  # every Unicode character, as JSON, is under 16 MiB
@@ -101,8 +102,7 @@ class CharTokenizer:
         return cls(data["chars"])
 
     def save(self, path: str | os.PathLike) -> None:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(self.to_json())
+        write_file(path, self.to_json())  # never through a link at `path`, never half-written
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> CharTokenizer:

@@ -1,6 +1,6 @@
 """The README as a new user meets it: its two commands work in that order in one folder, CI runs its test command
 word for word, its Python blocks compile as the interactive prompt reads them and run as pasted, the sample it shows
-is as long as the command above it asks for, and the drawing hints say which piece is missing."""
+is as long as the command above it asks for, and its PyTorch program runs with only the imports changed."""
 
 import code
 import os
@@ -13,8 +13,6 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
-import minigrad as mg
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -86,8 +84,6 @@ def test_the_oracle_step_installs_the_cpu_only_wheel():
 
 @pytest.mark.parametrize("index", [0, 1])
 def test_the_tour_runs_as_pasted(index, tmp_path, monkeypatch, capsys):
-    if index == 0:
-        pytest.importorskip("graphviz")  # drawing needs the viz extra, as the block says
     monkeypatch.chdir(tmp_path)  # the first block draws graph.svg (or graph.dot without graphviz's program)
     script = tmp_path / "tour.py"
     script.write_text(blocks("python")[index], encoding="utf-8")
@@ -96,6 +92,17 @@ def test_the_tour_runs_as_pasted(index, tmp_path, monkeypatch, capsys):
         assert (tmp_path / "graph.svg").exists() or (tmp_path / "graph.dot").exists()
     else:
         assert namespace["logits"].shape == (4, 64, namespace["tok"].vocab_size)
+    capsys.readouterr()
+
+
+def test_the_pytorch_program_runs_with_only_its_imports_changed(tmp_path, monkeypatch, capsys):
+    block = next(block for block in blocks("python") if block.startswith("import minigrad as torch"))
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "program.py"
+    script.write_text(block, encoding="utf-8")
+    namespace = runpy.run_path(str(script))
+    assert namespace["loss"].item() < 0.3  # it learned the sign of a sum
+    assert set(namespace["torch"].load(tmp_path / "model.pt")) == set(namespace["model"].state_dict())
     capsys.readouterr()
 
 
@@ -129,21 +136,6 @@ def test_the_sample_shown_is_the_prompt_and_300_characters():
     new_tokens = int(re.search(r"--max-new-tokens (\d+)", command).group(1))
     shown = README.split(command + "```\n\n```\n", 1)[1].split("```", 1)[0]
     assert shown.startswith(prompt) and len(shown) == len(prompt) + new_tokens + 1  # and print's newline
-
-
-@pytest.mark.parametrize("have_dot", [True, False])
-def test_the_graphviz_hint_names_the_missing_python_package(tmp_path, monkeypatch, capsys, have_dot):
-    """Only the package missing: the hint says the program is there (it once asked for both regardless)."""
-    monkeypatch.setitem(sys.modules, "graphviz", None)  # as if not installed: importing it raises ImportError
-    monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/dot" if have_dot else None)
-    x = mg.tensor([1.0, 2.0], requires_grad=True)
-    written = mg.viz.draw_to_file((x * x).sum(), tmp_path / "graph.png")
-    assert written == tmp_path / "graph.dot"
-    message = capsys.readouterr().err
-    assert "the graphviz Python package is missing: pip install graphviz" in message
-    assert "no graphviz `dot` program found" not in message
-    assert ("graphviz's `dot` program is installed" in message) == have_dot
-    assert ("rendering also needs graphviz's `dot` program" in message) == (not have_dot)
 
 
 def test_the_notebooks_extra_installs_a_notebook_to_open_the_lectures_in():

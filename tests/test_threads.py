@@ -85,6 +85,44 @@ def test_by_default_the_count_is_measured(monkeypatch, restore_threads):
     assert len(chooser.counts) == 1 and "device" in how
 
 
+def test_a_rare_trial_still_comes_first(restore_threads):
+    """`minigpt sample` tries again only every 1,000 chunks; its first chunks are still a trial (they once were not:
+    the trial was due after `every` steps counted from the constructor's default, 250, which never reached 1,000)."""
+    chooser = ThreadChooser([2, 1], every=1_000, trial_steps=1)
+    used = run(chooser, {2: 0.5, 1: 0.1}, 4 + 3)
+    assert used == [2, 2, 1, 1, 1, 1, 1] and chooser.chosen == 1
+
+
+def test_a_chosen_count_that_turns_slow_is_measured_again(restore_threads):
+    """A trial that caught two threads in a quiet moment must not leave the rest of a run ten times slower."""
+    chooser = ThreadChooser([2, 1], every=1_000, trial_steps=1)
+    assert run(chooser, {2: 0.1, 1: 0.3}, 4 + 2) == [2, 2, 1, 1, 2, 2] and chooser.chosen == 2
+    assert run(chooser, {2: 0.25, 1: 0.3}, 3) == [2, 2, 2]  # slower, but within SLOWDOWN of its trial: kept
+    used = run(chooser, {2: 1.0, 1: 0.3}, 1 + 4 + 2)  # busy now: one slow step, then a trial, then one thread
+    assert used == [2, 2, 2, 1, 1, 1, 1] and chooser.chosen == 1
+
+
+def test_minigpt_sample_measures_its_thread_count(tmp_path, monkeypatch, capsys, restore_threads):
+    from checkpoint_helpers import write_checkpoint
+
+    from minigpt.cli import main
+
+    for variable in threads.THREAD_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setattr(threads.os, "cpu_count", lambda: 4)
+    tried = []
+    monkeypatch.setattr(threads.mg, "set_num_threads", tried.append)
+    write_checkpoint(tmp_path / "out", 2)
+    argv = ["sample", "--out-dir", str(tmp_path / "out"), "--max-new-tokens", "60", "--seed", "3"]
+    assert main(argv) == 0
+    measured = capsys.readouterr().out
+    # a trial (each count: a chunk to settle, one timed), then the fastest count (measured again if it turns slow)
+    assert tried[:6] == [4, 4, 2, 2, 1, 1] and tried[6] in (4, 2, 1)
+    tried.clear()
+    assert main([*argv, "--threads", "1"]) == 0
+    assert tried == [1] and capsys.readouterr().out == measured  # nothing measured; the same text, in other chunks
+
+
 def test_in_chunks_splits_a_large_elementwise_computation_over_the_threads(restore_threads):
     import threading
 

@@ -41,11 +41,10 @@
 # **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（在 2 核 CPU 上实测）；最后有 7 道练习。
 
 # %%
-from tutorials.course import FIGURES, QUICK, label, show_figure, show_image  # 最先导入：它限定 BLAS 线程数
+from tutorials.course import FIGURES, QUICK, draw_graph, label, show_figure  # 最先导入：它限定 BLAS 线程数
 
 # isort: split
 import math
-import shutil
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -505,20 +504,15 @@ loss = (X2 @ W2 + b2).tanh().mean()
 
 names = {"X": X2, "W": W2, "b": b2}  # 叶子节点标上名字，而不是编号
 dot_source = mg.viz.to_dot(loss, names=names)
-(FIGURES / "00_graph.dot").write_text(dot_source)
+mg.viz.draw_to_file(loss, FIGURES / "00_graph.dot", names=names)  # 同样的 DOT 文本，写进 figures/
 print(dot_source[:400], "...")
 assert dot_source.lstrip().startswith("digraph")
 for op_name in ("MatMul", "Add", "Tanh", "Mean"):
     assert op_name in dot_source, op_name
 
-HAVE_DOT = shutil.which("dot") is not None
-if HAVE_DOT:
-    mg.viz.draw(loss, path=str(FIGURES / "00_graph"), format="png", names=names)
-    show_image(FIGURES / "00_graph.png")
-    print("已画出", FIGURES / "00_graph.png")
-else:
-    print("说明：没有安装 Graphviz 的 `dot` 程序；只写出了", FIGURES / "00_graph.dot",
-          "（装好 graphviz 后用 `dot -Tpng` 渲染）")
+graph_png = draw_graph(loss, "00_graph", names=names)  # 没有 Graphviz 的 `dot` 时只写出 .dot，并说明要装什么
+if graph_png is not None:
+    print("已画出", graph_png)
 
 # %% [markdown]
 # ### 反向传播，一帧一帧
@@ -548,11 +542,8 @@ ta, tb, tc, tg = (mg.tensor(v, requires_grad=True, dtype="float64") for v in (a,
 for t, name in zip((ta, tb, tc, tg), "abcg"):
     t.name = name
 tL = (ta * tb + tc) * tg
-small_dot = mg.viz.to_dot(tL, values=True, grads=True)
-(FIGURES / "00_chain_rule.dot").write_text(small_dot)
-if HAVE_DOT:
-    mg.viz.draw(tL, path=str(FIGURES / "00_chain_rule"), format="png", values=True, grads=True)
-    show_image(FIGURES / "00_chain_rule.png")
+mg.viz.draw_to_file(tL, FIGURES / "00_chain_rule.dot", values=True, grads=True)
+draw_graph(tL, "00_chain_rule", values=True, grads=True)
 tL.backward()
 assert [t.grad.item() for t in (ta, tb, tc, tg)] == [by_hand[k] for k in "abcg"]
 
@@ -609,10 +600,11 @@ my_guesses.reveal("ops_order_4", op_counts[3])
 assert op_counts[0] == 4
 assert all(later > 2 * earlier for earlier, later in zip(op_counts[1:], op_counts[2:]))  # 从 2 阶起：每阶翻一倍还多
 
-if HAVE_DOT:
+pictures = [draw_graph(d, f"00_tanh_derivative_{order}", show=False, rankdir="TB")
+            for order, d in enumerate(derivatives, start=1)]
+if all(pictures):  # 四张都画出来了（没有 `dot` 时，上面已写出 figures/00_tanh_derivative_*.dot）
     fig, axes = plt.subplots(1, 4, figsize=(14, 7), gridspec_kw={"width_ratios": [1, 1.2, 1.6, 2.4]})
-    for order, (d, ax) in enumerate(zip(derivatives, axes), start=1):
-        path = mg.viz.draw_to_file(d, FIGURES / f"00_tanh_derivative_{order}", format="png", rankdir="TB")
+    for order, (path, ax) in enumerate(zip(pictures, axes), start=1):
         ax.imshow(plt.imread(path))
         count = op_counts[order - 1]
         ax.set_title(label(f"{order} 阶导数：{count} 个运算", f"order {order}: {count} ops"))
@@ -620,10 +612,6 @@ if HAVE_DOT:
     fig.suptitle(label("tanh 各阶导数的计算图（自上而下计算）", "The graphs of tanh's derivatives (computed top down)"))
     fig.tight_layout()
     show_figure(fig, "00_tanh_derivative_graphs.png")
-else:
-    for order, d in enumerate(derivatives, start=1):
-        (FIGURES / f"00_tanh_derivative_{order}.dot").write_text(mg.viz.to_dot(d, rankdir="TB"))
-    print("说明：没有安装 Graphviz 的 `dot` 程序；只写出了 figures/00_tanh_derivative_*.dot")
 
 # %% [markdown]
 # 图长得很快：$n$ 阶导数的图包含 $n-1$ 阶导数的整张图（那是它的“前向”），再加上对这张图做反向传播新添的运算。

@@ -603,6 +603,7 @@ from pathlib import Path
 from minigpt.checkpoint import load_model
 from minigpt.corpus import load_tang, split_poems
 from minigpt.train import TrainConfig, train
+from minigrad.tools.files import write_file  # 不会顺着符号链接写到别处
 
 TANG_DIR = Path("out") / "tutorial06_tang"
 TANG_DIR.mkdir(parents=True, exist_ok=True)
@@ -617,7 +618,7 @@ def common_poems(text: str) -> list[str]:
 
 
 poems_file = TANG_DIR / "common_poems.txt"
-poems_file.write_text("\n\n".join(common_poems(tang_train)) + "\n", encoding="utf-8")
+write_file(poems_file, "\n\n".join(common_poems(tang_train)) + "\n")
 # overwrite=True：再跑一遍本讲时，替换上一次留下的检查点（否则 train 会拒绝覆盖）。
 small = dict(n_layer=2, n_head=4, n_embd=64, block_size=32, batch_size=16, lr=3e-3, warmup_iters=20, eval_iters=4,
              overwrite=True)

@@ -66,6 +66,7 @@ import numpy as np
 import minigrad as mg
 from minigpt import GPT
 from minigpt.checkpoint import load_model
+from minigrad.tools.files import write_file
 from tutorials import crossing, ladder, scaling, yardstick
 from tutorials.ladder import Rung
 
@@ -226,7 +227,7 @@ if "get_ipython" in globals():                       # 在 Jupyter 里：把表�
     display(Markdown(summary_table))
 else:
     print(summary_table)
-(FIGURES / "07_summary_table.md").write_text(summary_table + "\n", encoding="utf-8")
+write_file(FIGURES / "07_summary_table.md", summary_table + "\n")
 
 # %% [markdown]
 # 把整张表从上往下读一遍，会发现它其实只回答了三个问题：

@@ -19,6 +19,7 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -91,9 +92,36 @@ def show_figure(fig: Any, name: str, dpi: int = 120, **savefig_options: Any) -> 
     picture in the notebook as on disk. Closing it frees the memory and stops Jupyter showing it twice.
     """
     path = FIGURES / name
-    fig.savefig(path, dpi=dpi, **savefig_options)
+    mg.viz.plots.save_figure(fig, path, dpi=dpi, **savefig_options)  # as every file: never through a link
     plt.close(fig)
     show_image(path)
+
+
+# Graphviz's `dot` program draws the computation graphs; without it a lecture writes the DOT text and goes on.
+INSTALL_DOT = "apt install graphviz（Debian/Ubuntu）、brew install graphviz（macOS）或 conda install graphviz"
+_told_to_install: list[bool] = []  # what to install is said once a lecture, not once a picture
+
+
+def draw_graph(tensor: Any, name: str, show: bool = True, **options: Any) -> Path | None:
+    """Draw the graph that computed `tensor` to figures/`name`.png and show it; the PNG's path.
+
+    Without graphviz's `dot` program (or when it fails) the DOT text goes to figures/`name`.dot instead, one
+    Chinese line says what to install, and this returns None: the lecture goes on without the picture.
+    The options are those of `mg.viz.draw` (names=, values=, grads=, rankdir=, ...).
+    """
+    if shutil.which("dot") is None:
+        written = mg.viz.draw_to_file(tensor, FIGURES / f"{name}.dot", **options)
+        install = "" if _told_to_install else f"；要画成图片请安装 Graphviz：{INSTALL_DOT}"
+        _told_to_install.append(True)
+        print(f"说明：没有 Graphviz 的 `dot` 程序，只写出了 {written}{install}")
+        return None
+    written = mg.viz.draw_to_file(tensor, FIGURES / f"{name}.png", **options)  # (its own line if `dot` fails)
+    if written.suffix != ".png":
+        print(f"说明：Graphviz 的 `dot` 程序出错（原因见上一行），只写出了 {written}；可重装 Graphviz：{INSTALL_DOT}")
+        return None
+    if show:
+        show_image(written)
+    return written
 
 
 print(f"{'快速版' if QUICK else '完整版'} | 中文字体：{'有' if CJK else '没有（图中标注改用英文）'}")

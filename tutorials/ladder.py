@@ -16,6 +16,7 @@ Read next: 07_summary.py, which draws the ladder.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -27,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from minigrad.tools.files import write_file
 from tutorials.course import FIGURES, QUICK
 from tutorials.yardstick import Score, Yardstick
 
@@ -55,10 +57,10 @@ def record(lecture: str, rungs: list[Rung], yardstick: Yardstick) -> Path:
             "rungs": [{"key": r.key, "name": r.name, "lecture": r.lecture, "size": int(r.size),
                        "size_kind": r.size_kind, "train_seconds": round(float(r.train_seconds), 2),
                        "nats": r.score.nats, "stderr": r.score.stderr, "extra": r.extra} for r in rungs]}
-    np.savez(RECORDS / f"{lecture}.npz", **{r.key: r.score.losses for r in rungs})
-    path = RECORDS / f"{lecture}.json"
-    path.write_text(json.dumps(meta, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    return path
+    arrays = io.BytesIO()
+    np.savez(arrays, **{r.key: r.score.losses for r in rungs})
+    write_file(RECORDS / f"{lecture}.npz", arrays.getvalue())
+    return write_file(RECORDS / f"{lecture}.json", json.dumps(meta, ensure_ascii=False, indent=1) + "\n")
 
 
 def recorded(lecture: str, yardstick: Yardstick) -> list[Rung] | None:

@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from minigrad.tools.files import write_file
+
 WITHIN = 2.0  # a numeric guess counts as close when guess / measured lies within [1/WITHIN, WITHIN]
 UNANSWERED = "还没猜"  # what every guess cell ships with: the learner replaces it with a guess
 
@@ -182,4 +184,4 @@ class Predictions:
     def _save(self) -> None:
         if self.path is not None:
             record = {"lecture": self.lecture, "guesses": [asdict(g) for g in self.guesses.values()]}
-            self.path.write_text(json.dumps(record, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
+            write_file(self.path, json.dumps(record, ensure_ascii=False, indent=1, default=str))

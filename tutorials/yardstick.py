@@ -169,7 +169,8 @@ def load() -> Yardstick:
 
 
 def score_checkpoint(out_dir: str) -> tuple[Score, Yardstick]:
-    """The yardstick's score of the GPT that `minigpt train --out-dir out_dir` saved (ValueError, in Chinese, for
+    """The yardstick's score of the GPT that `minigpt train --out-dir out_dir` saved, or of a model's exported weights
+    (config.json, model.safetensors, tokenizer.json, as tutorials/pretrained/kneser_ney/) (ValueError, in Chinese, for
     a model the yardstick cannot score: another text's characters, or a context shorter than WINDOW)."""
     from minigpt.checkpoint import load_model
 
@@ -188,8 +189,9 @@ def main(argv: list[str] | None = None) -> int:
                                      description="在课程的码尺上给自己训练的 GPT 打分"
                                                  "（验证集上每个字符的平均损失，单位纳特）")
     commands = parser.add_subparsers(dest="command", required=True)
-    score = commands.add_parser("score", help="给 minigpt train 存下的检查点打分")
-    score.add_argument("out_dir", metavar="OUT_DIR", help="minigpt train 的 --out-dir")
+    score = commands.add_parser("score", help="给 minigpt train 存下的检查点（或导出的权重文件夹）打分")
+    score.add_argument("out_dir", metavar="OUT_DIR",
+                       help="minigpt train 的 --out-dir，或 tutorials/pretrained/kneser_ney 这样的文件夹")
     args = parser.parse_args(argv)
     try:
         result, ys = score_checkpoint(args.out_dir)

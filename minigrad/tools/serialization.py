@@ -6,7 +6,8 @@ byte range, plus optional string metadata) and the raw bytes. Loading it runs no
 
 Saving is atomic: the bytes go to a temporary file in the same directory, are flushed to disk
 (fsync), and only then renamed over the real name (`os.replace`, atomic on POSIX and Windows). A
-crash mid-write leaves the old file intact and never a half-written one under the real name.
+crash mid-write leaves the old file intact and never a half-written one under the real name, and a
+link at that name is replaced, never followed (files.py).
 optim/checkpoint.py stores an optimizer's state this way.
 
 Reading is bounded: `open_regular_file` is the one door every loader goes through (here, and minigpt's
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import stat
 from typing import Any, BinaryIO
 
@@ -29,6 +29,7 @@ import safetensors.numpy
 
 from minigrad.core import backend
 from minigrad.tensor import Tensor
+from minigrad.tools.files import kind, write_file
 
 PathLike = str | os.PathLike
 
@@ -126,36 +127,11 @@ def to_bytes(state_dict: dict[str, Any], metadata: dict[str, str] | None = None)
 
 
 def _write_atomically(path: str, payload: bytes) -> None:
-    """Write to a temporary file beside `path`, fsync it, then rename it over `path`."""
+    """Write to a temporary file beside `path`, fsync it, then rename it over `path` (files.write_file)."""
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise FileNotFoundError(f"save: the directory {directory} does not exist (create it first)")
-    # Beside the target, because a rename is atomic only within one file system. os.open with mode 0o666
-    # lets the umask decide the permissions, as for any new file (tempfile.mkstemp would make it 0o600).
-    temp_path = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(temp_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-    try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(payload)
-            file.flush()
-            os.fsync(file.fileno())  # the bytes are on disk before the name points at them
-        os.replace(temp_path, path)
-    except BaseException:  # also KeyboardInterrupt: never leave the temporary file behind
-        if os.path.exists(temp_path):
-            os.remove(temp_path)
-        raise
-    fsync_directory(directory)
-
-
-def fsync_directory(directory: str | os.PathLike) -> None:
-    """Make renames into `directory` durable (POSIX); Windows cannot open a directory, and needs no such step."""
-    if os.name != "posix":
-        return
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    write_file(path, payload, durable=True)
 
 
 def load(path: PathLike, device: Any = None, max_bytes: int | None = None, *, map_location: Any = None,
@@ -246,7 +222,7 @@ def open_regular_file(path: PathLike, max_bytes: int | None) -> BinaryIO:
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise CheckpointError(f"{path}: {_kind(info.st_mode)}, not a regular file")
+            raise CheckpointError(f"{path}: {kind(info.st_mode)}, not a regular file")
         if max_bytes is not None and info.st_size > max_bytes:
             raise CheckpointError(f"{path}: {info.st_size:,} bytes, more than the {max_bytes:,} it may have")
         return os.fdopen(fd, "rb")
@@ -262,12 +238,6 @@ def read_bytes(path: PathLike, max_bytes: int) -> bytes:
     if len(data) > max_bytes:
         raise CheckpointError(f"{os.fspath(path)}: more than the {max_bytes:,} bytes it may have")
     return data
-
-
-def _kind(mode: int) -> str:
-    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a device"),
-             (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
-    return next((name for test, name in kinds if test(mode)), "not a regular file")
 
 
 # ------------------------------------------------------------------------------------------------------

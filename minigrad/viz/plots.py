@@ -13,6 +13,7 @@ Read next: ../../minigpt/train.py (the run whose curves these are).
 from __future__ import annotations
 
 import functools
+import io
 import json
 import math
 import warnings
@@ -22,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from minigrad.tools.files import write_file
 from minigrad.tools.serialization import read_bytes
 
 # Fonts that have the CJK (Chinese, Japanese, Korean) characters, by family name, then by file name.
@@ -49,8 +51,16 @@ def _new_figure(width: float, height: float) -> Any:
 def _save(figure: Any, path: str | Path | None, dpi: int = 110) -> Any:
     if path is not None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        figure.savefig(path, dpi=dpi, format="png" if Path(path).suffix == "" else None)
+        save_figure(figure, path, dpi=dpi)
     return figure
+
+
+def save_figure(figure: Any, path: str | Path, **options: Any) -> Path:
+    """`figure.savefig(path, **options)`, written as every file is (files.write_file: never through a link, never
+    half-written); the format comes from the suffix (PNG without one), as savefig's own."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, **{"format": Path(path).suffix.lstrip(".").lower() or "png", **options})
+    return write_file(path, buffer.getvalue())
 
 
 # --------------------------------------------------------------------------------------------------

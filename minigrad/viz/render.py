@@ -1,9 +1,10 @@
 """Drawing DOT text with graphviz: `draw` (one picture) and `backward_frames` (the backward pass, step by step).
 
-Both need graphviz's `dot` program to make pictures; without it they write the `.dot` text and say, in
-one line, how to install graphviz. `backward_frames` listens to the engine's own backward pass
-(`autograd.backward(..., on_step=...)`), so its frames show the order in which the engine really
-completes each gradient; Pillow, when installed, joins them into an animated GIF.
+Both need graphviz's `dot` program to make pictures (the graphviz Python package only gives `draw` a Digraph
+to return); without the program they write the `.dot` text and say, in one line, how to install graphviz.
+`backward_frames` listens to the engine's own backward pass (`autograd.backward(..., on_step=...)`), so its
+frames show the order in which the engine really completes each gradient; Pillow, when installed, joins them
+into an animated GIF. Every file is written through files.write_file: never through a link, never half-written.
 
 Read next: plots.py, for the matplotlib figures of the lectures.
 """
@@ -12,17 +13,20 @@ from __future__ import annotations
 
 import base64
 import html
+import io
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from minigrad.tensor import Tensor
+from minigrad.tools.files import write_file
 from minigrad.viz.dot import _DotWriter, _resolve_grads, format_shape
 from minigrad.viz.graph import gradient_norms
 
 FORMATS = ("svg", "png", "pdf", "dot")  # "dot": the DOT text itself, no graphviz needed
-# Rendering needs two things: graphviz's `dot` program, and the graphviz Python package that calls it.
+# Rendering needs graphviz's `dot` program; the graphviz Python package gives `draw` a Digraph to return.
 INSTALL_DOT = ("apt install graphviz (Debian/Ubuntu), brew install graphviz (macOS), conda install graphviz, or "
                "winget install graphviz (Windows)")
 INSTALL_PACKAGE = "pip install graphviz (or pip install -e '.[viz]')"
@@ -39,10 +43,11 @@ def _output_path(path: str | Path, format: str) -> tuple[Path, str]:
 
 
 def _render(body: list[str], path: Path | None, format: str, say: bool = True) -> tuple[Any, Path | None]:
-    """A graphviz.Digraph of `body`, rendered to `path` when given; (None, the .dot file) without graphviz.
+    """A graphviz.Digraph of `body` (None without the graphviz Python package), and the file written to `path`.
 
-    Without graphviz's `dot` program the DOT text is written instead and, if `say`, one line tells how
-    to install graphviz.
+    The picture is made by graphviz's `dot` program itself, so the Python package is needed only for the Digraph
+    that Jupyter shows inline. Without the program (or when it fails) the DOT text is written instead, beside
+    `path` with a `.dot` suffix, and, if `say`, one line tells what to install.
     """
     source = "digraph minigrad {\n" + "".join(body) + "}\n"
     try:
@@ -56,30 +61,29 @@ def _render(body: list[str], path: Path | None, format: str, say: bool = True) -
         return digraph, None
     path.parent.mkdir(parents=True, exist_ok=True)
     if format == "dot":
-        path.write_text(source, encoding="utf-8")
-        return digraph, path
-    if digraph is not None:
-        try:
-            path.write_bytes(digraph.pipe(format=format))
-            return digraph, path
-        except graphviz.ExecutableNotFound:
-            pass
-    dot_path = path.with_suffix(".dot")
-    dot_path.write_text(source, encoding="utf-8")
+        return digraph, write_file(path, source)
+    picture, why_not = _run_dot(source, format)
+    if picture is not None:
+        return digraph, write_file(path, picture)
+    dot_path = write_file(path.with_suffix(".dot"), source)
     if say:
-        print(f"minigrad.viz: wrote {dot_path} ({_what_is_missing(digraph is not None)})", file=sys.stderr)
+        print(f"minigrad.viz: wrote {dot_path} instead ({why_not})", file=sys.stderr)
     return digraph, dot_path
 
 
-def _what_is_missing(have_package: bool) -> str:
-    """Which of the two pieces rendering needs is missing: the `dot` program, the Python package, or both."""
-    have_program = shutil.which("dot") is not None
-    if have_package:
-        return f"no graphviz `dot` program found: {INSTALL_DOT}"
-    if have_program:
-        return f"the graphviz Python package is missing: {INSTALL_PACKAGE}; graphviz's `dot` program is installed"
-    return (f"the graphviz Python package is missing: {INSTALL_PACKAGE}; rendering also needs graphviz's `dot` "
-            f"program: {INSTALL_DOT}")
+def _run_dot(source: str, format: str) -> tuple[bytes | None, str]:
+    """(the picture, "") from graphviz's `dot` program, or (None, why not: what to install, or how it failed)."""
+    program = shutil.which("dot")
+    if program is None:
+        return None, f"no graphviz `dot` program found: {INSTALL_DOT}"
+    try:
+        result = subprocess.run([program, f"-T{format}"], input=source.encode("utf-8"), capture_output=True)
+    except OSError as error:  # not a program at all (a broken install)
+        return None, f"graphviz's `dot` program at {program} cannot run ({error.strerror}): reinstall it, {INSTALL_DOT}"
+    if result.returncode != 0 or not result.stdout:
+        said = (result.stderr.decode("utf-8", "replace").strip().splitlines() or ["no output"])[0]
+        return None, f"graphviz's `dot` program at {program} failed (exit status {result.returncode}: {said})"
+    return result.stdout, ""
 
 
 def draw(tensor: Tensor, path: str | Path | None = None, format: str = "svg", **options: Any) -> Any:
@@ -90,7 +94,7 @@ def draw(tensor: Tensor, path: str | Path | None = None, format: str = "svg", **
     goes to `path` with a `.dot` suffix instead and one line on stderr says how to install graphviz.
     The options are those of `to_dot` (model=, names=, rankdir=, values=, grads=, cluster=, depth=,
     collapse=, title=).
-    Returns None only when the `graphviz` Python package is missing.
+    Returns None when the `graphviz` Python package is missing (the file is drawn all the same).
     """
     return _draw(tensor, path, format, options)[0]
 
@@ -178,8 +182,10 @@ def _write_gif(paths: list[Path], out: Path, duration_ms: int) -> Path | None:
         canvas = Image.new("RGB", (width, height), "white")
         canvas.paste(im, ((width - im.width) // 2, (height - im.height) // 2))
         frames.append(canvas.convert("P", palette=Image.Palette.ADAPTIVE, colors=64))
-    frames[0].save(out, save_all=True, append_images=frames[1:], duration=duration_ms, loop=0, optimize=True)
-    return out
+    buffer = io.BytesIO()
+    frames[0].save(buffer, format="GIF", save_all=True, append_images=frames[1:], duration=duration_ms, loop=0,
+                   optimize=True)
+    return write_file(out, buffer.getvalue())
 
 
 def _write_html(paths: list[Path], out: Path, duration_ms: int) -> Path:
@@ -208,5 +214,4 @@ document.getElementById("play").onclick = () => {{
 }};
 </script></body></html>
 """
-    out.write_text(page, encoding="utf-8")
-    return out
+    return write_file(out, page)

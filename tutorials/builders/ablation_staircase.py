@@ -36,7 +36,8 @@ from pathlib import Path
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before NumPy loads: one BLAS thread, repeatable results
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from tutorials import ablation, yardstick  # noqa: E402 (after the thread settings)
+from minigrad.tools.files import write_file  # noqa: E402 (after the thread settings)
+from tutorials import ablation, yardstick  # noqa: E402
 from tutorials.machine import cpu_model  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository
@@ -82,7 +83,7 @@ def main(argv: list[str]) -> int:
     record = {"size": args.size, "command": command.strip(), "cpu": cpu_model(), "yardstick": ys.fingerprint,
               "variants": [entry(results[v], full, recipe, ys, command.strip()) for v in ablation.VARIANTS]}
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(record, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    write_file(out, json.dumps(record, ensure_ascii=False, indent=1) + "\n")
     print(f"wrote {out}")
     return 0
 

@@ -28,6 +28,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402 (after the thread settings)
 
 from minigpt.checkpoint import load_model  # noqa: E402
+from minigrad.tools.files import write_file  # noqa: E402
 from tutorials import crossing, kneser_ney, yardstick  # noqa: E402
 from tutorials.machine import cpu_model  # noqa: E402
 
@@ -63,7 +64,7 @@ def main() -> int:
                       "gap_vs_kneser_ney_err": round(kn_err, 4)},
     }
     crossing.RECORD.parent.mkdir(parents=True, exist_ok=True)
-    crossing.RECORD.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_file(crossing.RECORD, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
     print(json.dumps({k: v for k, v in record.items() if k != "evaluations"}, indent=1, ensure_ascii=False))
     return 0
 

@@ -26,7 +26,6 @@ import argparse
 import hashlib
 import json
 import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -34,6 +33,7 @@ import numpy as np
 
 from minigpt.checkpoint import CONFIG, MODEL, TOKENIZER, iteration, load_checkpoint, load_model, read_train_settings
 from minigpt.train import read_metrics
+from minigrad.tools.files import write_file
 from tutorials import crossing, kneser_ney, scaling, yardstick
 from tutorials.machine import cpu_model
 
@@ -53,9 +53,9 @@ def export_weights(run_dir: Path, folder: Path) -> None:
     fields): what `scaling.load_long_run_gpt` reads. The checkpoint is verified against its manifest first."""
     checkpoint = load_checkpoint(run_dir, with_optimizer=False)
     folder.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(run_dir / MODEL, folder / MODEL)
-    shutil.copyfile(run_dir / TOKENIZER, folder / TOKENIZER)
-    (folder / CONFIG).write_text(json.dumps(checkpoint.config["model"], indent=1) + "\n", encoding="utf-8")
+    write_file(folder / MODEL, (run_dir / MODEL).read_bytes())
+    write_file(folder / TOKENIZER, (run_dir / TOKENIZER).read_bytes())
+    write_file(folder / CONFIG, json.dumps(checkpoint.config["model"], indent=1) + "\n")
 
 
 def main(argv: list[str]) -> int:
@@ -104,7 +104,7 @@ def main(argv: list[str]) -> int:
                       "ngram_nats": round(ngram.nats, 4), "gap_vs_ngram": round(ngram_gap, 4),
                       "gap_vs_ngram_err": round(ngram_err, 4)},
     }
-    scaling.LONG_RUN.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_file(scaling.LONG_RUN, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
     export_weights(run_dir, scaling.LONG_RUN_GPT)
     if not np.array_equal(ys.score_logits(scaling.load_long_run_gpt()).losses, score.losses):
         print(f"error: the weights exported to {scaling.LONG_RUN_GPT} score differently from {run_dir}",

@@ -34,6 +34,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from minigpt.data import load_dataset  # noqa: E402 (after the thread settings)
 from minigpt.train import TrainConfig, read_metrics, train  # noqa: E402
+from minigrad.tools.files import write_file  # noqa: E402
 from tutorials import kneser_ney  # noqa: E402
 from tutorials.machine import cpu_model  # noqa: E402
 from tutorials.scaling import SCALING, flops_per_token, matmul_weights  # noqa: E402
@@ -89,7 +90,7 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         data_path = work / "train_split.txt"
-        data_path.write_text(data.tokenizer.decode(data.train), encoding="utf-8")
+        write_file(data_path, data.tokenizer.decode(data.train))
         vocab_size = load_dataset(str(data_path), block_size=RECIPE["block_size"]).tokenizer.vocab_size
         if "target" not in record:
             record["target"] = dev_target(data.train, data.tokenizer.vocab_size)
@@ -103,7 +104,7 @@ def main(argv: list[str]) -> int:
             record["runs"] = [r for r in record["runs"] if r["name"] != name] + [run]
             record["runs"].sort(key=lambda r: r["flops_per_token"])
             out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+            write_file(out, json.dumps(record, indent=1) + "\n")
             print(f"{name}: {run['wall_seconds']} s, final val loss {run['points'][-1]['val_loss']}", flush=True)
     return 0
 

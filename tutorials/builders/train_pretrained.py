@@ -34,6 +34,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before NumPy loads: one BL
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from minigpt.train import TrainConfig, read_metrics, train  # noqa: E402 (after the thread settings)
+from minigrad.tools.files import write_file  # noqa: E402
 from tutorials.machine import cpu_model  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository
@@ -69,7 +70,7 @@ def main(argv: list[str]) -> int:
         "final_val_loss": round(evaluations[-1]["val_loss"], 4),
         "iterations": result.iter_num,
     }
-    (out_dir / "training.json").write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_file(out_dir / "training.json", json.dumps(record, indent=2, ensure_ascii=False) + "\n")
     size = sum(path.stat().st_size for path in out_dir.iterdir() if path.is_file())
     print(json.dumps(record, indent=2, ensure_ascii=False))
     print(f"{out_dir}: {size / 1e6:.2f} MB in all")

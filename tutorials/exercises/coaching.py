@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import tutorials.solutions
+from minigrad.tools.files import write_file
 from tutorials.exercises.grading import Exercise, Result
 from tutorials.exercises.hints import hints_for
 
@@ -40,7 +41,7 @@ def load_state() -> dict[str, Any]:
 def save_state(state: dict[str, Any]) -> None:
     path = state_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(state, ensure_ascii=False, indent=1), encoding="utf-8")
+    write_file(path, json.dumps(state, ensure_ascii=False, indent=1))  # never through a link
 
 
 def next_hint(exercise: Exercise) -> str:

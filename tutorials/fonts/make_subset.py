@@ -24,10 +24,13 @@ Read next: tutorials/course.py, which registers the font with matplotlib.
 from __future__ import annotations
 
 import argparse
+import io
 import string
 import sys
 from collections import Counter
 from pathlib import Path
+
+from minigrad.tools.files import write_file
 
 ROOT = Path(__file__).resolve().parents[2]
 FONT = Path(__file__).resolve().parent / "NotoSansCJKsc-Course.otf"
@@ -81,7 +84,9 @@ def make_subset(source: Path, out: Path = FONT) -> None:
     subsetter = subset.Subsetter(options)
     subsetter.populate(text="".join(sorted(characters())))
     subsetter.subset(font)
-    font.save(str(out))
+    buffer = io.BytesIO()
+    font.save(buffer)
+    write_file(out, buffer.getvalue())  # never through a link at `out`
     glyphs = len(font.getGlyphOrder())
     print(f"wrote {out} ({out.stat().st_size / 1024:.0f} KiB, {glyphs} glyphs, "
           f"{len(font.getBestCmap())} characters)")

@@ -14,7 +14,6 @@ import json
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -23,6 +22,7 @@ from pathlib import Path
 
 import nbformat
 
+from minigrad.tools.files import write_file  # every file of the site: never through a link
 from tutorials.site.exercises import exercises_html
 from tutorials.site.render import Markdown, code, outputs, pygments_css
 
@@ -153,7 +153,7 @@ def lecture_page(path: Path, notebook, notebooks: Path, out: Path, pages: set[st
     for section in page.sections:
         section["t"] = title if section["t"] == stem else f"{title} › {section['t']}"
     (out / "notebooks").mkdir(exist_ok=True)
-    nbformat.write(notebook, out / "notebooks" / f"{stem}.ipynb")
+    write_file(out / "notebooks" / f"{stem}.ipynb", nbformat.writes(notebook) + "\n")
     download = (f'<p class="download"><a href="notebooks/{stem}.ipynb" download>下载这一讲的 Notebook（.ipynb，'
                 f"含运行结果）</a> · 源文件 <code>tutorials/{path.name}</code></p>")
     exercises = TUTORIALS / "exercises" / f"lecture{stem[:2]}.py"
@@ -175,7 +175,7 @@ def animation(source: str, notebooks: Path, stem: str, images: Path) -> str:
             images.mkdir(parents=True, exist_ok=True)
             for name in ("backward.gif", "backward.html"):
                 if (folder / name).exists():
-                    shutil.copy(folder / name, images / name)
+                    write_file(images / name, (folder / name).read_bytes())
             slider = (f'，或<a href="images/{stem}/backward.html">用滑块一帧一帧地翻看</a>'
                       if (folder / "backward.html").exists() else "")
             return (f'<figure class="animation"><img src="images/{stem}/backward.gif" alt="反向传播的动画">'
@@ -236,10 +236,10 @@ def build(out: Path, notebooks: Path | None = None, numbers: list[str] | None = 
     static = out / "static"
     static.mkdir(exist_ok=True)
     for asset in STATIC.iterdir():
-        shutil.copy(asset, static / asset.name)
-    shutil.copy(FONT, static / FONT.name)
-    shutil.copy(FONT.parent / "LICENSE", static / "LICENSE-font.txt")
-    (static / "pygments.css").write_text(pygments_css(), encoding="utf-8")
+        write_file(static / asset.name, asset.read_bytes())
+    write_file(static / FONT.name, FONT.read_bytes())
+    write_file(static / "LICENSE-font.txt", (FONT.parent / "LICENSE").read_bytes())
+    write_file(static / "pygments.css", pygments_css())
 
     files = {f"{p.stem}.html" for p in paths} | {"index.html", "glossary.html"}
     built, pages, lectures = [], [], []
@@ -252,7 +252,7 @@ def build(out: Path, notebooks: Path | None = None, numbers: list[str] | None = 
            + [("glossary.html", "术语表")])
     for path, _, title, body, toc in lectures:
         built.append(out / f"{path.stem}.html")
-        built[-1].write_text(layout(title, body, nav, built[-1].name, toc), encoding="utf-8")
+        write_file(built[-1], layout(title, body, nav, built[-1].name, toc))
 
     glossary = Markdown(link_target(files))
     source = (TUTORIALS / "术语表.md").read_text(encoding="utf-8")
@@ -260,13 +260,12 @@ def build(out: Path, notebooks: Path | None = None, numbers: list[str] | None = 
     glossary_page = Page("glossary.html", "术语表")
     glossary_page.add("top", "术语表", source)
     built.append(out / "glossary.html")
-    built[-1].write_text(layout("术语表", body, nav, "glossary.html"), encoding="utf-8")
+    write_file(built[-1], layout("术语表", body, nav, "glossary.html"))
 
     body, index = index_page([(p, nb, t) for p, nb, t, _, _ in lectures], quick)
     built.append(out / "index.html")
-    built[-1].write_text(layout("从反向传播到 GPT", body, nav, "index.html"), encoding="utf-8")
+    write_file(built[-1], layout("从反向传播到 GPT", body, nav, "index.html"))
 
     sections = [s for page in [index, *pages, glossary_page] for s in page.sections]
-    (out / "search-index.js").write_text("window.SEARCH_INDEX = " + json.dumps(sections, ensure_ascii=False) + ";\n",
-                                         encoding="utf-8")
+    write_file(out / "search-index.js", "window.SEARCH_INDEX = " + json.dumps(sections, ensure_ascii=False) + ";\n")
     return built

@@ -22,6 +22,8 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
+from minigrad.tools.files import write_file  # every file of the site: never through a link
+
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # colour codes in tracebacks and progress bars
 
 
@@ -128,11 +130,11 @@ def _rich(data: dict, images: Path, name: str, link: str) -> str:
     """The best of a display's formats that a static page can show."""
     if "image/png" in data:
         images.mkdir(parents=True, exist_ok=True)
-        (images / f"{name}.png").write_bytes(base64.b64decode(_text(data["image/png"])))
+        write_file(images / f"{name}.png", base64.b64decode(_text(data["image/png"])))
         return f'<figure><img src="{link}/{name}.png" alt="图 {name}"></figure>'
     if "image/svg+xml" in data:
         images.mkdir(parents=True, exist_ok=True)
-        (images / f"{name}.svg").write_text(_text(data["image/svg+xml"]), encoding="utf-8")
+        write_file(images / f"{name}.svg", _text(data["image/svg+xml"]))
         return f'<figure><img src="{link}/{name}.svg" alt="图 {name}"></figure>'
     if "text/html" in data and not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", _text(data["text/html"])):
         return f'<div class="out html">{_text(data["text/html"])}</div>'

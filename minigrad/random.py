@@ -110,7 +110,7 @@ class Generator:
 
     def set_state(self, new_state: Any) -> Generator:
         """Restore a state returned by `get_state`; later draws repeat those made after it was taken."""
-        data = backend.as_numpy(getattr(new_state, "data", new_state))
+        data = backend.as_numpy(getattr(new_state, "array", new_state))
         if data.dtype != np.uint8 or data.ndim != 1:
             raise TypeError("Generator.set_state: expected the 1-D uint8 tensor that get_state returned")
         try:

@@ -18,8 +18,11 @@ and compat/ (names that exist so PyTorch programs run: torch.* aliases, schedule
 teach no backprop. tools/ holds gradcheck, detect_anomaly and save/load; testing/ the hypothesis strategies.
 """
 
+from math import e, inf, nan, pi  # torch.inf, torch.pi, ...: Python's own floats, as PyTorch's are
+
 from minigrad import distributed, nn, optim, utils, viz
 from minigrad.compat import cuda, mathops, moremath
+from minigrad.compat.device import device
 from minigrad.compat.mathops import *  # noqa: F403  (mg.exp, mg.sum, mg.maximum, ...: the torch.* functions)
 from minigrad.compat.moremath import *  # noqa: F403  (mg.log1p, mg.round, mg.floor_divide, ...)
 from minigrad.core import dtypes as _dtypes
@@ -82,6 +85,7 @@ __all__ = [
     "save", "set_grad_enabled", "set_num_threads", "stack", "tensor", "viz", "where", "zeros", "zeros_like",
 ]
 __all__ += mathops.__all__ + moremath.__all__
+__all__ += ["device", "e", "inf", "nan", "pi"]
 __all__ += [
     "Generator", "bernoulli", "double", "dtype", "finfo", "float16", "float32", "float64", "get_default_dtype", "half",
     "iinfo", "inference_mode", "int8", "int16", "int32", "int64", "long", "multinomial", "normal", "rand", "randint",

@@ -63,7 +63,7 @@ ELSEWHERE = {
 MINIGRAD_ONLY = {
     "minigrad.AnomalyError", "minigrad.CheckpointError", "minigrad.GradcheckError", "minigrad.ShapeError",
     "minigrad.keep_freed_host_memory", "minigrad.load_metadata", "minigrad.viz",
-    "minigrad.Tensor.astype", "minigrad.Tensor.gelu", "minigrad.Tensor.zero_grad", "minigrad.nn.Module.num_parameters",
+    "minigrad.Tensor.array", "minigrad.Tensor.astype", "minigrad.Tensor.gelu", "minigrad.Tensor.zero_grad", "minigrad.nn.Module.num_parameters",
     "minigrad.nn.functional.attention_probs", "minigrad.nn.init.linear_default_",
     "minigrad.optim.constant_with_warmup", "minigrad.optim.cosine_with_warmup", "minigrad.optim.flatten_state_dict",
     "minigrad.optim.linear_with_warmup", "minigrad.optim.set_lr", "minigrad.optim.unflatten_state_dict",

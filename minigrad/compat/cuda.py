@@ -1,11 +1,16 @@
 """`mg.cuda`: is a GPU usable? (CuPy itself is only ever imported by minigrad/core/backend.py.)"""
 
-from minigrad.core.backend import cuda_is_available
+from minigrad.core.backend import cuda_device_count, cuda_is_available
 
 
 def is_available() -> bool:
     """True when CuPy is installed and sees an NVIDIA GPU."""
     return cuda_is_available()
+
+
+def device_count() -> int:
+    """How many GPUs CuPy sees (0 without CuPy or a GPU), as torch.cuda.device_count()."""
+    return cuda_device_count()
 
 
 def manual_seed(seed: int) -> None:

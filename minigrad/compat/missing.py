@@ -40,13 +40,12 @@ GAPS: dict[str, dict[str, str]] = {
         "fft": "minigrad has no fft module; NumPy's numpy.fft works on x.numpy() (without gradients)",
         "linalg": "minigrad has no linalg module; mg.matmul, mg.norm and mg.einsum cover a transformer's needs",
         "FloatTensor": "minigrad has no legacy tensor types; use mg.tensor(data, dtype=mg.float32)",
-        "device": "minigrad has no device objects: pass the string 'cpu' or 'cuda' where PyTorch takes a torch.device",
         "backends": "minigrad has no backends settings (no TF32, no cuDNN): drop the line",
         "distributions": "minigrad has no distributions module; mg.multinomial, mg.randn and mg.rand draw samples",
         "histogram": "minigrad has no histogram; numpy.histogram(x.numpy()) gives the counts and the bin edges",
         "profiler": "minigrad has no profiler; Python's cProfile, or time.perf_counter around a step, measures it",
-        "accelerator": "minigrad has no accelerator module or device objects; use device = 'cuda' if "
-                       "mg.cuda.is_available() else 'cpu'",
+        "accelerator": "minigrad has no accelerator module; use device = mg.device('cuda' if "
+                       "mg.cuda.is_available() else 'cpu')",
         "onnx": "minigrad has no ONNX export; save the weights with mg.save(model.state_dict(), path) (safetensors)",
     },
     "minigrad.nn": {
@@ -83,7 +82,7 @@ GAPS: dict[str, dict[str, str]] = {
     "minigrad.cuda": {
         "amp": AMP,
         "is_bf16_supported": "minigrad has no bfloat16 (NumPy has none); use float16 or float32",
-        **dict.fromkeys(["set_device", "synchronize", "device_count"],
+        **dict.fromkeys(["set_device", "synchronize"],
                         "minigrad has no device management (it uses CuPy's current GPU); use mg.cuda.is_available() "
                         "and device='cuda'"),
     },

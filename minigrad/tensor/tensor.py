@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import minigrad
+from minigrad.compat.device import device_named
 from minigrad.compat.moremath import CompatMathMethods
 from minigrad.core import autograd, backend
 from minigrad.core.dtypes import FLOAT_DTYPES, check_dtype, get_default_dtype, is_number, result_type
@@ -122,7 +123,8 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods, HookM
 
     @property
     def device(self) -> str:
-        return backend.device_of(self.data)
+        """Where the data lives: 'cpu', 'cuda', 'cuda:1', as a `mg.device` (a string with .type and .index)."""
+        return device_named(backend.device_of(self.data))
 
     @property
     def is_leaf(self) -> bool:

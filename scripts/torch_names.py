@@ -35,6 +35,7 @@ PROGRAM_NAMES = Path(__file__).resolve().parent.parent / "tests" / "data" / "tor
 NAMESPACES = {
     "minigrad": "torch",
     "minigrad.Tensor": "torch.Tensor",
+    "minigrad.autograd": "torch.autograd",
     "minigrad.nn": "torch.nn",
     "minigrad.nn.Module": "torch.nn.Module",
     "minigrad.nn.functional": "torch.nn.functional",
@@ -52,7 +53,6 @@ EXTRA = {"minigrad": ["bool", "float", "int", "keep_freed_host_memory"]}
 
 # Names PyTorch has, but in another namespace.
 ELSEWHERE = {
-    "minigrad.Function": "torch.autograd.Function",
     "minigrad.detect_anomaly": "torch.autograd.detect_anomaly",
     "minigrad.grad": "torch.autograd.grad",
     "minigrad.gradcheck": "torch.autograd.gradcheck",
@@ -61,7 +61,7 @@ ELSEWHERE = {
 
 # minigrad's own names, with no PyTorch counterpart.
 MINIGRAD_ONLY = {
-    "minigrad.AnomalyError", "minigrad.CheckpointError", "minigrad.GradcheckError", "minigrad.ShapeError",
+    "minigrad.AnomalyError", "minigrad.CheckpointError", "minigrad.Function", "minigrad.GradcheckError", "minigrad.ShapeError",
     "minigrad.keep_freed_host_memory", "minigrad.load_metadata", "minigrad.viz",
     "minigrad.Tensor.array", "minigrad.Tensor.astype", "minigrad.Tensor.gelu", "minigrad.Tensor.zero_grad", "minigrad.nn.Module.num_parameters",
     "minigrad.nn.functional.attention_probs", "minigrad.nn.init.linear_default_",

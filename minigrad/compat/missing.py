@@ -11,6 +11,11 @@ Module `__getattr__` runs only for names the module does not define, so nothing 
 
 from __future__ import annotations
 
+import dis
+import sys
+import types
+from typing import Any
+
 CONVOLUTION = ("minigrad has no convolutions or pooling (it is built for sequence models); "
                "use PyTorch for images, or write a convolution from reshapes and matmul yourself")
 RECURRENT = ("minigrad has no recurrent layer modules; lecture 02 (tutorials/02_rnn_attention.py) builds an RNN "
@@ -26,6 +31,14 @@ DATA_PARALLEL = ("minigrad has no single-process DataParallel; run `mpiexec -n N
                  "minigrad.distributed.DistributedDataParallel")
 BATCH_NORM = ("minigrad has no BatchNorm module; keep the running statistics by hand under no_grad (as makemore "
               "does), or use nn.LayerNorm")
+
+# The names in GAPS that are modules in PyTorch: they import, and refuse each name read from them (RefusedModule).
+MODULES: dict[str, tuple[str, ...]] = {
+    "minigrad": ("accelerator", "amp", "backends", "distributions", "fft", "jit", "linalg", "onnx", "profiler",
+                 "sparse"),
+    "minigrad.nn": ("parallel",),
+    "minigrad.cuda": ("amp",),
+}
 
 # module -> {missing name: why, and what to use instead}
 GAPS: dict[str, dict[str, str]] = {
@@ -87,7 +100,7 @@ GAPS: dict[str, dict[str, str]] = {
                         "and device='cuda'"),
     },
     "minigrad.utils.data": {
-        **dict.fromkeys(["RandomSampler", "Sampler", "dataloader"],
+        **dict.fromkeys(["RandomSampler", "Sampler"],
                         "minigrad has no samplers; use minigrad.utils.data.DataLoader(dataset, shuffle=True) or "
                         "draw indices with mg.randint"),
     },
@@ -104,14 +117,60 @@ GAPS: dict[str, dict[str, str]] = {
 }
 
 
-def refuse(module: str, name: str) -> AttributeError:
-    """The error for `module.name` that minigrad does not define: why, and what to use instead, in one line."""
-    why = GAPS.get(module, {}).get(name)
+def refuse(module: str, name: str) -> AttributeError | ImportError:
+    """The error for `module.name` that minigrad does not define: why, and what to use instead, in one line.
+
+    An AttributeError, so that `hasattr` answers False; but an ImportError with the same line when the name is
+    read by `from module import name`, which would otherwise replace the AttributeError by its own bare
+    "cannot import name" and lose the reason."""
+    parent, _, child = module.rpartition(".")
+    why = GAPS.get(module, {}).get(name) or (GAPS.get(parent, {}).get(child) if module in refused_modules() else None)
     torch_name = module.replace("minigrad.functional", "torch.nn.functional").replace("minigrad", "torch", 1)
     if why is not None:
-        return AttributeError(f"{torch_name}.{name}: {why}")
+        message = f"{torch_name}.{name}: {why}"
+        return ImportError(message, name=module) if _read_by_from_import() else AttributeError(message)
     if name.startswith("_") and module in ("minigrad.Tensor", "minigrad.nn.Module"):  # Python's own probes
         return AttributeError(f"{module.rpartition('.')[2]!r} object has no attribute {name!r}")
     owner = "object" if module in ("minigrad.Tensor", "minigrad.nn.Module") else "module"
     return AttributeError(f"{owner} {module!r} has no attribute {name!r} (the torch names minigrad covers are listed "
                           "in docs/torch_names.md)")
+
+
+def _read_by_from_import() -> bool:
+    """Whether the name being refused is read by a `from module import name` statement: the frame that asked the
+    module's `__getattr__` (which asked `refuse`, which asks here) is running Python's IMPORT_FROM instruction."""
+    try:
+        frame = sys._getframe(3)
+    except ValueError:  # refuse() called from near the top of the stack: no statement is importing
+        return False
+    code = frame.f_code.co_code
+    return 0 <= frame.f_lasti < len(code) and code[frame.f_lasti] == _IMPORT_FROM
+
+
+_IMPORT_FROM = dis.opmap["IMPORT_FROM"]
+
+
+class RefusedModule(types.ModuleType):
+    """A torch module minigrad does not have (torch.onnx, torch.linalg, ...). It imports, so that `import
+    torch.onnx` at the top of a script that never exports costs nothing; each name read from it is refused in
+    one line, by attribute (`mg.onnx.export`) and by `from minigrad.onnx import export` alike."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # Python's own probes (__path__, __file__): a plain answer, no refusal
+            raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
+        raise refuse(self.__name__, name)
+
+
+def refused_modules() -> list[str]:
+    """The full names of the refused modules: every name of MODULES under its parent."""
+    return [f"{parent}.{child}" for parent, children in MODULES.items() for child in children]
+
+
+def register_refused_modules() -> None:
+    """Make each refused module importable (in sys.modules) and an attribute of its parent, as an import would.
+    Called once, at the end of minigrad/__init__.py, when every parent exists."""
+    for full_name in refused_modules():
+        parent, _, child = full_name.rpartition(".")
+        module = sys.modules.get(full_name) or RefusedModule(full_name, GAPS[parent][child])
+        sys.modules[full_name] = module
+        setattr(sys.modules[parent], child, module)

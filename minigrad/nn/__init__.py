@@ -3,7 +3,8 @@
 module.py holds `Module` and `Parameter` (registration, state_dict, train/eval, to(device));
 layers.py the layers a GPT is built from; structure.py ModuleDict, Identity, Flatten, Unflatten and the softmax
 modules; norms.py RMSNorm; attention.py MultiheadAttention; activations.py and losses.py the activation and loss
-modules; init.py the initialisers; utils.py gradient clipping.
+modules; init.py the initialisers; utils/ gradient clipping and padding; modules/ PyTorch's paths to these classes
+(`torch.nn.modules.loss`, ...).
 
 `minigrad.nn.functional` is `minigrad.functional` itself (one module object under two names, as in PyTorch), so
 `import minigrad.nn.functional as F` and `from minigrad.nn import functional as F` both work.
@@ -15,7 +16,7 @@ import minigrad.functional as functional
 from minigrad.compat.multihead_attention import MultiheadAttention
 from minigrad.compat.nll_loss import NLLLoss
 from minigrad.compat.rms_norm import RMSNorm
-from minigrad.nn import init, utils
+from minigrad.nn import init, modules, utils
 from minigrad.nn.activations import ELU, GELU, LeakyReLU, ReLU, Sigmoid, SiLU, Softplus, Tanh
 from minigrad.nn.layers import Dropout, Embedding, LayerNorm, Linear, ModuleList, Sequential
 from minigrad.nn.losses import CrossEntropyLoss, MSELoss
@@ -30,7 +31,7 @@ __all__ = [
     "ELU", "GELU", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "Identity", "LayerNorm", "LeakyReLU",
     "Linear", "LogSoftmax", "MSELoss", "Module", "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss",
     "Parameter", "RMSNorm", "ReLU", "Sequential", "SiLU", "Sigmoid", "Softmax", "Softplus", "Tanh", "Unflatten",
-    "functional", "init", "utils",
+    "functional", "init", "modules", "utils",
 ]
 
 

@@ -84,3 +84,29 @@ def test_every_refused_name_is_a_real_pytorch_name(module, name):
     else:
         namespace = importlib.import_module(TORCH_MODULE[module])
     assert hasattr(namespace, name), f"{TORCH_MODULE[module]}.{name} is not a PyTorch name: drop it from GAPS"
+
+
+FORMS = {  # one refused name reached by each form a program writes; every one must give the same single line
+    "attribute": "import minigrad as torch\ntorch.nn.Conv2d",
+    "module alias": "import minigrad.nn as nn\nnn.Conv2d",
+    "from package": "from minigrad.nn import Conv2d",
+    "from, among found names": "from minigrad.nn import Linear, Conv2d",
+    "from F's PyTorch path": "from minigrad.nn.functional import conv2d",
+    "F's attribute": "import minigrad.nn.functional as F\nF.conv2d",
+    "from the top": "from minigrad import compile",
+    "a refused module's name": "import minigrad.onnx\nminigrad.onnx.export",
+    "from a refused module": "from minigrad.onnx import export",
+    "from a refused submodule": "from minigrad.cuda.amp import autocast",
+    "a refused module's name by alias": "import minigrad.linalg as LA\nLA.norm",
+    "from a real module, refused name": "from minigrad.optim import LBFGS",
+}
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_a_refusal_survives_every_access_and_import_form(form):
+    with pytest.raises((AttributeError, ImportError)) as error:
+        exec(FORMS[form], {})
+    message = str(error.value)
+    assert "minigrad has no" in message and "\n" not in message, message
+    assert "cannot import name" not in message
+    assert isinstance(error.value, ImportError) == (form.startswith("from")), type(error.value)

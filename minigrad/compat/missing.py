@@ -3,10 +3,16 @@
 The PyTorch rule says a PyTorch program either gives PyTorch's result or a clear error. A missing name would
 otherwise fail as Python's bare "module 'minigrad' has no attribute 'compile'", which does not tell a learner
 whether they mistyped or met the edge of the toolkit. So each package that mirrors a torch namespace (minigrad,
-minigrad.nn, minigrad.functional, minigrad.optim) ends with a module `__getattr__` that asks `refuse` here:
+minigrad.nn, minigrad.functional, minigrad.optim, ...) ends with a module `__getattr__` that asks `refuse` here:
 a name in GAPS gets one line saying minigrad does not have it and what to use instead; any other missing
 name gets Python's usual AttributeError, pointing at the table of what is covered (docs/torch_names.md).
 Module `__getattr__` runs only for names the module does not define, so nothing here slows a found name.
+
+The line survives every form a program reaches a name by. `torch.nn.Conv2d` raises it as an AttributeError (so
+`hasattr` still answers False); `from torch.nn import Conv2d` as an ImportError, since that statement would replace
+an AttributeError by its own bare "cannot import name" (`refuse` asks which statement is reading). The names that
+are modules in PyTorch (torch.onnx, torch.linalg, ... in MODULES) are importable `RefusedModule`s: `import
+torch.onnx` at the top of a script that never exports runs, and each name read from one is refused in one line.
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ from minigrad.compat.missing import GAPS, refused_modules
 TORCH_MODULE = {"minigrad": "torch", "minigrad.nn": "torch.nn", "minigrad.functional": "torch.nn.functional",
                 "minigrad.optim": "torch.optim", "minigrad.Tensor": "torch.Tensor",
                 "minigrad.nn.Module": "torch.nn.Module",
-                "minigrad.nn.utils": "torch.nn.utils", "minigrad.cuda": "torch.cuda",
+                "minigrad.nn.utils": "torch.nn.utils", "minigrad.nn.utils.rnn": "torch.nn.utils.rnn",
+                "minigrad.cuda": "torch.cuda",
                 "minigrad.utils.data": "torch.utils.data", "minigrad.optim.lr_scheduler": "torch.optim.lr_scheduler"}
 # Where a refusal is reached: a module, or an instance of the class (its attributes are looked up on the object).
 REACH = {"minigrad.Tensor": lambda: mg.tensor([1.0]), "minigrad.nn.Module": lambda: mg.nn.Linear(2, 2),

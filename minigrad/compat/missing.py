@@ -35,8 +35,8 @@ TRANSFORMER = ("minigrad has no ready-made Transformer modules; minigpt/model.py
                "nn.LayerNorm and F.scaled_dot_product_attention, and nn.MultiheadAttention exists")
 DATA_PARALLEL = ("minigrad has no single-process DataParallel; run `mpiexec -n N` with "
                  "minigrad.distributed.DistributedDataParallel")
-BATCH_NORM = ("minigrad has no BatchNorm module; keep the running statistics by hand under no_grad (as makemore "
-              "does), or use nn.LayerNorm")
+BATCH_NORM = ("minigrad has no BatchNorm for images (it has no convolutions); nn.BatchNorm1d normalises (N, C) "
+              "and (N, C, L)")
 
 # The names in GAPS that are modules in PyTorch: they import, and refuse each name read from them (RefusedModule).
 MODULES: dict[str, tuple[str, ...]] = {
@@ -58,7 +58,6 @@ GAPS: dict[str, dict[str, str]] = {
         "bfloat16": "minigrad has no bfloat16 (NumPy has none); use float16 or float32",
         "fft": "minigrad has no fft module; NumPy's numpy.fft works on x.numpy() (without gradients)",
         "linalg": "minigrad has no linalg module; mg.matmul, mg.norm and mg.einsum cover a transformer's needs",
-        "FloatTensor": "minigrad has no legacy tensor types; use mg.tensor(data, dtype=mg.float32)",
         "backends": "minigrad has no backends settings (no TF32, no cuDNN): drop the line",
         "distributions": "minigrad has no distributions module; mg.multinomial, mg.randn and mg.rand draw samples",
         "histogram": "minigrad has no histogram; numpy.histogram(x.numpy()) gives the counts and the bin edges",
@@ -73,14 +72,13 @@ GAPS: dict[str, dict[str, str]] = {
         **dict.fromkeys(["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"], RECURRENT),
         **dict.fromkeys(["Transformer", "TransformerEncoder", "TransformerEncoderLayer", "TransformerDecoder",
                          "TransformerDecoderLayer"], TRANSFORMER),
-        **dict.fromkeys(["BatchNorm1d", "BatchNorm2d", "SyncBatchNorm"], BATCH_NORM),
+        **dict.fromkeys(["BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"], BATCH_NORM),
         **dict.fromkeys(["DataParallel", "parallel"], DATA_PARALLEL),
     },
     "minigrad.functional": {
         **dict.fromkeys(["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "max_pool1d",
                          "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool2d", "interpolate", "unfold",
                          "fold"], CONVOLUTION),
-        "batch_norm": BATCH_NORM,
     },
     "minigrad.Tensor": {
         "histogram": "minigrad has no histogram; numpy.histogram(x.numpy()) gives the counts and the bin edges",
@@ -98,6 +96,9 @@ GAPS: dict[str, dict[str, str]] = {
         **dict.fromkeys(["parameters_to_vector", "vector_to_parameters"],
                         "minigrad has no parameters_to_vector; mg.cat([p.reshape(-1) for p in parameters]) builds it"),
     },
+    "minigrad.nn.utils.rnn": dict.fromkeys(
+        ["pack_padded_sequence", "pad_packed_sequence", "pack_sequence", "PackedSequence"],
+        "minigrad has no packed sequences; pad the batch with pad_sequence and mask (or ignore_index) the padding"),
     "minigrad.cuda": {
         "amp": AMP,
         "is_bf16_supported": "minigrad has no bfloat16 (NumPy has none); use float16 or float32",

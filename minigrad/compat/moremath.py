@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 import minigrad
+from minigrad.compat.tensor_methods import CompatTensorMethods
 from minigrad.core import backend
 
 __all__ = [
@@ -337,7 +338,7 @@ def repeat_interleave(input: Any, repeats: Any, dim: int | None = None) -> minig
     return x.index_select(dim, minigrad.Tensor(index))
 
 
-class CompatMathMethods:
+class CompatMathMethods(CompatTensorMethods):
     """These functions as Tensor methods and operators (a base class of Tensor): `x.log1p()`, `x // 2`, `2 % x`."""
 
     __slots__ = ()

@@ -175,8 +175,9 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods, HookM
         return minigrad.ops.shape.Clone.apply(self)
 
     def contiguous(self) -> Tensor:
-        """The tensor itself: no op here depends on the memory layout, so there is nothing to do."""
-        return self
+        """The tensor itself when its elements lie in memory in row-major order; otherwise a row-major copy (which
+        `view` can reshape), differentiable, as in PyTorch."""
+        return self if self.data.flags.c_contiguous else self.clone()
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Switch gradient tracking of this leaf on or off, in place; returns the tensor."""

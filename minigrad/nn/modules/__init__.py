@@ -3,8 +3,9 @@ them from there (`from torch.nn.modules.loss import CrossEntropyLoss`). Each fil
 written in ../ (or ../../compat/); a learner reads them there.
 """
 
-from minigrad.nn.modules import activation, container, dropout, linear, loss, module, normalization, sparse
+from minigrad.nn.modules import activation, batchnorm, container, dropout, linear, loss, module, normalization, sparse
 from minigrad.nn.modules.activation import *  # noqa: F403
+from minigrad.nn.modules.batchnorm import *  # noqa: F403
 from minigrad.nn.modules.container import *  # noqa: F403
 from minigrad.nn.modules.dropout import *  # noqa: F403
 from minigrad.nn.modules.linear import *  # noqa: F403
@@ -13,5 +14,5 @@ from minigrad.nn.modules.module import *  # noqa: F403
 from minigrad.nn.modules.normalization import *  # noqa: F403
 from minigrad.nn.modules.sparse import *  # noqa: F403
 
-__all__ = [name for part in (activation, container, dropout, linear, loss, module, normalization, sparse)
+__all__ = [name for part in (activation, batchnorm, container, dropout, linear, loss, module, normalization, sparse)
            for name in part.__all__]

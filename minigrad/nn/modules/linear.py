@@ -1,6 +1,7 @@
 """`torch.nn.modules.linear`'s path: `Linear` (../layers.py) and `Identity` (../structure.py)."""
 
+from minigrad.compat.lazy import LazyLinear
 from minigrad.nn.layers import Linear
 from minigrad.nn.structure import Identity
 
-__all__ = ["Identity", "Linear"]
+__all__ = ["Identity", "LazyLinear", "Linear"]

@@ -181,3 +181,25 @@ def test_division_of_minus_inf_scores_by_a_number_backpropagates_quietly():
     t = torch.tensor([[0.0, 1.0, 2.0]], requires_grad=True)
     (t.masked_fill(torch.tensor([[False, False, True]]), -torch.inf) / 8.0).softmax(-1)[0, 0].backward()
     np.testing.assert_allclose(scores.grad.numpy(), t.grad.numpy(), rtol=1e-6)
+
+
+REPRS = [lambda t: t.tensor([0.95444, 1.0, 2.0]), lambda t: t.tensor([1e-5, 1.0]), lambda t: t.tensor([1e9, 1.0]),
+         lambda t: t.tensor([float("nan"), 1.0, float("inf")]), lambda t: t.tensor([1.0, 2.0]), lambda t: t.tensor(3.5),
+         lambda t: t.tensor([]), lambda t: t.zeros(0, 3), lambda t: t.tensor([[1, -2], [300, 4]]),
+         lambda t: t.tensor([-1.5, 100.25]), lambda t: t.tensor([1.0, 2.0], dtype=t.float64), lambda t: t.tensor(5),
+         lambda t: t.tensor([True, False]), lambda t: t.arange(2000.0), lambda t: t.tensor([1e-10, 0.0]),
+         lambda t: t.arange(24.0).reshape(2, 3, 4) / 7, lambda t: t.arange(3000).reshape(30, 100),
+         lambda t: t.arange(40.0).reshape(2, 20) * 1.5, lambda t: t.tensor([1.0, 2.0], requires_grad=True),
+         lambda t: t.tensor([1.0, 2.0], requires_grad=True) * 2, lambda t: t.tensor([1, 2], dtype=t.int32),
+         lambda t: t.zeros(2, 0, dtype=t.int64), lambda t: (t.ones(2, requires_grad=True) * 3).sum()]
+
+
+@pytest.mark.parametrize("make", REPRS)
+def test_a_tensor_prints_as_pytorchs(make):
+    assert repr(make(mg)) == repr(make(torch))
+    assert str(make(mg)) == str(make(torch))
+
+
+def test_a_parameter_prints_as_pytorchs():
+    ours, theirs = mg.nn.Parameter(mg.ones(2)), torch.nn.Parameter(torch.ones(2))
+    assert repr(ours) == repr(theirs) == "Parameter containing:\ntensor([1., 1.], requires_grad=True)"

@@ -28,6 +28,7 @@ import numpy as np
 import minigrad
 from minigrad.compat.device import device_named
 from minigrad.compat.moremath import CompatMathMethods
+from minigrad.compat.printing import tensor_repr
 from minigrad.core import autograd, backend
 from minigrad.core.dtypes import FLOAT_DTYPES, check_dtype, get_default_dtype, is_number, result_type
 from minigrad.tensor.convert import ConversionMethods, seed_gradient
@@ -155,16 +156,8 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods, HookM
         """The number of dims (`ndim`)."""
         return self.ndim
 
-    def __repr__(self) -> str:
-        extras = "" if self.device == "cpu" else f", device='{self.device}'"
-        if self.dtype not in (np.float32, np.int64, np.bool_):
-            extras += f", dtype={self.dtype}"
-        if self._ctx is not None:
-            extras += f", grad_fn={self._ctx.name}"
-        elif self.requires_grad:
-            extras += ", requires_grad=True"
-        body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
-        return f"tensor({body}{extras})"
+    def __repr__(self) -> str:  # as PyTorch prints it: tensor([0.9544, 1.0000], grad_fn=<MulBackward0>)
+        return tensor_repr(self.numpy(), self.device, None if self._ctx is None else self._ctx.name, self.requires_grad)
 
     def detach(self) -> Tensor:
         """The same data, cut off from the graph (no copy)."""

@@ -42,9 +42,12 @@ BATCH_NORM = ("minigrad has no BatchNorm for images (it has no convolutions); nn
 MODULES: dict[str, tuple[str, ...]] = {
     "minigrad": ("accelerator", "amp", "backends", "distributions", "fft", "jit", "linalg", "onnx", "profiler",
                  "sparse"),
+    "minigrad.backends": ("cuda", "cudnn", "mps"),
     "minigrad.nn": ("parallel",),
     "minigrad.cuda": ("amp",),
 }
+
+BACKENDS = "minigrad has no backends settings (no TF32, no cuDNN): drop the line"
 
 # module -> {missing name: why, and what to use instead}
 GAPS: dict[str, dict[str, str]] = {
@@ -58,7 +61,7 @@ GAPS: dict[str, dict[str, str]] = {
         "bfloat16": "minigrad has no bfloat16 (NumPy has none); use float16 or float32",
         "fft": "minigrad has no fft module; NumPy's numpy.fft works on x.numpy() (without gradients)",
         "linalg": "minigrad has no linalg module; mg.matmul, mg.norm and mg.einsum cover a transformer's needs",
-        "backends": "minigrad has no backends settings (no TF32, no cuDNN): drop the line",
+        "backends": BACKENDS,
         "distributions": "minigrad has no distributions module; mg.multinomial, mg.randn and mg.rand draw samples",
         "histogram": "minigrad has no histogram; numpy.histogram(x.numpy()) gives the counts and the bin edges",
         "profiler": "minigrad has no profiler; Python's cProfile, or time.perf_counter around a step, measures it",
@@ -96,6 +99,7 @@ GAPS: dict[str, dict[str, str]] = {
         **dict.fromkeys(["parameters_to_vector", "vector_to_parameters"],
                         "minigrad has no parameters_to_vector; mg.cat([p.reshape(-1) for p in parameters]) builds it"),
     },
+    "minigrad.backends": dict.fromkeys(["cuda", "cudnn", "mps"], BACKENDS),
     "minigrad.nn.utils.rnn": dict.fromkeys(
         ["pack_padded_sequence", "pad_packed_sequence", "pack_sequence", "PackedSequence"],
         "minigrad has no packed sequences; pad the batch with pad_sequence and mask (or ignore_index) the padding"),

@@ -1,4 +1,5 @@
-"""`minigrad.utils`: helpers around the engine, as `torch.utils`; data.py holds Dataset and DataLoader."""
+"""`minigrad.utils`, as `torch.utils`: data/ holds Dataset and DataLoader; tensorboard.py the SummaryWriter (an
+optional extra, imported only when asked for, as in PyTorch)."""
 
 from minigrad.utils import data
 

@@ -95,7 +95,7 @@ def test_every_name_the_listed_programs_use_is_covered_or_refused_in_one_line():
     lambda: mg.tensor([1.0]).unique, lambda: mg.tensor([1.0]).t_, lambda: mg.accelerator.is_available,
     lambda: mg.onnx.export,
     lambda: mg.nn.Linear(2, 2).register_forward_hook, lambda: mg.optim.lr_scheduler.ReduceLROnPlateau,
-    lambda: mg.nn.utils.parameters_to_vector, lambda: mg.cuda.amp.autocast, lambda: mg.utils.data.RandomSampler])
+    lambda: mg.nn.utils.parameters_to_vector, lambda: mg.cuda.amp.autocast, lambda: mg.utils.data.IterableDataset])
 def test_a_refused_name_says_so_wherever_it_is_reached(reach):
     with pytest.raises(AttributeError, match="minigrad has no"):
         reach()

@@ -111,9 +111,9 @@ GAPS: dict[str, dict[str, str]] = {
                         "and device='cuda'"),
     },
     "minigrad.utils.data": {
-        **dict.fromkeys(["RandomSampler", "Sampler"],
-                        "minigrad has no samplers; use minigrad.utils.data.DataLoader(dataset, shuffle=True) or "
-                        "draw indices with mg.randint"),
+        **dict.fromkeys(["IterableDataset", "get_worker_info"],
+                        "minigrad has no iterable datasets or worker processes; use a map-style Dataset "
+                        "(__getitem__ and __len__) with minigrad.utils.data.DataLoader"),
     },
     "minigrad.optim.lr_scheduler": {
         "ReduceLROnPlateau": "minigrad has no ReduceLROnPlateau; lower the rate yourself with optim.set_lr when the "

@@ -203,3 +203,24 @@ def test_a_tensor_prints_as_pytorchs(make):
 def test_a_parameter_prints_as_pytorchs():
     ours, theirs = mg.nn.Parameter(mg.ones(2)), torch.nn.Parameter(torch.ones(2))
     assert repr(ours) == repr(theirs) == "Parameter containing:\ntensor([1., 1.], requires_grad=True)"
+
+
+PRED = RNG.normal(size=(3, 4)).astype(np.float32) * 2
+GOAL = RNG.normal(size=(3, 4)).astype(np.float32)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("loss, options", [("l1_loss", {}), ("smooth_l1_loss", {}), ("smooth_l1_loss", {"beta": 0.5}),
+                                           ("smooth_l1_loss", {"beta": 0.0}), ("huber_loss", {"delta": 0.7})])
+def test_the_l1_losses_and_their_modules_as_pytorchs(loss, options, reduction):
+    both(lambda lib, x, t: getattr(lib.nn.functional, loss)(x, t, reduction=reduction, **options), PRED, GOAL)
+    module = {"l1_loss": "L1Loss", "smooth_l1_loss": "SmoothL1Loss", "huber_loss": "HuberLoss"}[loss]
+    both(lambda lib, x, t: getattr(lib.nn, module)(reduction=reduction, **options)(x, t), PRED, GOAL)
+
+
+def test_a_0d_tensor_takes_a_format_spec_as_pytorchs():
+    for lib in (mg, torch):
+        assert f"{lib.tensor(2.5):+.2f}" == "+2.50" and f"{lib.tensor(1234.0):.1e}" == "1.2e+03"
+        assert f"{lib.tensor([1.0, 2.0])}" == str(lib.tensor([1.0, 2.0]))
+        with pytest.raises(TypeError):
+            f"{lib.tensor([1.0, 2.0]):.2f}"  # noqa: B018

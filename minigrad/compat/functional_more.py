@@ -1,5 +1,6 @@
 """More of `torch.nn.functional`, composed from the ops minigrad has (each gradient comes from them):
-`F.pad` (constant padding, and cropping with negative pads), `F.kl_div` and `F.batch_norm`. They are F's names:
+`F.pad` (constant padding, and cropping with negative pads), `F.kl_div`, the L1 family (`F.l1_loss`, `F.smooth_l1_loss`,
+`F.huber_loss`) and `F.batch_norm`. They are F's names:
 `minigrad/functional.py` imports them.
 Read next: losses.py (the loss modules that call kl_div and binary_cross_entropy_with_logits).
 """
@@ -71,6 +72,34 @@ def kl_div(input: minigrad.Tensor, target: Any, *, reduction: str = "mean", log_
     if reduction == "batchmean":
         return loss.sum() / (input.shape[0] if input.ndim else 1)
     return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
+
+
+def _reduced(op: str, loss: minigrad.Tensor, reduction: str) -> minigrad.Tensor:
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{op}: reduction must be 'none', 'mean' or 'sum', not {reduction!r}")
+    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
+
+
+def l1_loss(input: minigrad.Tensor, target: Any, *, reduction: str = "mean") -> minigrad.Tensor:
+    """|input - target|, averaged (or summed)."""
+    return _reduced("l1_loss", (input - target).abs(), reduction)
+
+
+def huber_loss(input: minigrad.Tensor, target: Any, *, reduction: str = "mean", delta: float = 1.0
+               ) -> minigrad.Tensor:
+    """0.5 d**2 where |d| < delta, else delta (|d| - 0.5 delta), for d = input - target: squared near 0, linear
+    beyond, so that an outlier pulls with a bounded gradient."""
+    d = (input - target).abs()
+    return _reduced("huber_loss", minigrad.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
+
+
+def smooth_l1_loss(input: minigrad.Tensor, target: Any, *, reduction: str = "mean", beta: float = 1.0
+                   ) -> minigrad.Tensor:
+    """huber_loss / beta: 0.5 d**2 / beta where |d| < beta, else |d| - 0.5 beta (l1_loss when beta = 0)."""
+    if beta == 0:
+        return l1_loss(input, target, reduction=reduction)
+    d = (input - target).abs()
+    return _reduced("smooth_l1_loss", minigrad.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
 
 
 def batch_norm(input: minigrad.Tensor, running_mean: minigrad.Tensor | None, running_var: minigrad.Tensor | None,

@@ -1,5 +1,6 @@
 """More of torch.nn's loss modules, each holding its settings and calling one loss of F: `nn.BCEWithLogitsLoss`
-(sigmoid and binary cross-entropy in one stable formula), `nn.BCELoss` (on probabilities) and `nn.KLDivLoss`.
+(sigmoid and binary cross-entropy in one stable formula), `nn.BCELoss` (on probabilities), `nn.KLDivLoss`, and
+`nn.L1Loss`, `nn.SmoothL1Loss`, `nn.HuberLoss`.
 As nn/losses.py's, their settings after `weight` are keyword-only: PyTorch's next positional slots are its
 deprecated size_average and reduce, so a positional call PyTorch would read differently fails here instead.
 
@@ -55,3 +56,36 @@ class KLDivLoss(Module):
 
     def forward(self, input: Tensor, target: Any) -> Tensor:
         return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class L1Loss(Module):
+    """F.l1_loss: the mean (or sum) of |input - target|."""
+
+    def __init__(self, *, reduction: str = "mean") -> None:
+        super().__init__()
+        self.reduction = reduction
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class SmoothL1Loss(Module):
+    """F.smooth_l1_loss: squared below `beta`, linear above it."""
+
+    def __init__(self, *, reduction: str = "mean", beta: float = 1.0) -> None:
+        super().__init__()
+        self.reduction, self.beta = reduction, beta
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(Module):
+    """F.huber_loss: squared below `delta`, linear above it (smooth_l1_loss times delta)."""
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        super().__init__()
+        self.reduction, self.delta = reduction, delta
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)

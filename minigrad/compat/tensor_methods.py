@@ -68,6 +68,10 @@ class CompatTensorMethods:
         """This tensor with `other`'s dtype (and device), as `x.type(other.type())`: itself when they match."""
         return self.to(other.device, other.dtype)
 
+    def __format__(self, spec: str) -> str:
+        """f"{loss:.4f}" on a 0-d tensor formats its number, as PyTorch's does; any other tensor takes no spec."""
+        return format(self.item(), spec) if self.ndim == 0 else object.__format__(self, spec)
+
     def is_contiguous(self) -> bool:
         """Whether the elements lie in memory in row-major order (what `view` needs; `contiguous()` makes it so)."""
         return bool(self.array.flags.c_contiguous)

@@ -15,7 +15,7 @@ import sys
 import minigrad.functional as functional
 from minigrad.compat.batch_norm import BatchNorm1d, LazyBatchNorm1d
 from minigrad.compat.lazy import LazyLinear
-from minigrad.compat.losses import BCELoss, BCEWithLogitsLoss, KLDivLoss
+from minigrad.compat.losses import BCELoss, BCEWithLogitsLoss, HuberLoss, KLDivLoss, L1Loss, SmoothL1Loss
 from minigrad.compat.multihead_attention import MultiheadAttention
 from minigrad.compat.nll_loss import NLLLoss
 from minigrad.compat.rms_norm import RMSNorm
@@ -31,7 +31,8 @@ from minigrad.nn.structure import Flatten, Identity, LogSoftmax, ModuleDict, Sof
 sys.modules[__name__ + ".functional"] = functional
 
 __all__ = [
-    "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "KLDivLoss", "LazyBatchNorm1d", "LazyLinear",
+    "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "HuberLoss", "KLDivLoss", "L1Loss", "LazyBatchNorm1d", "LazyLinear",
+    "SmoothL1Loss",
     "ELU", "GELU", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "Identity", "LayerNorm", "LeakyReLU",
     "Linear", "LogSoftmax", "MSELoss", "Module", "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss",
     "Parameter", "RMSNorm", "ReLU", "Sequential", "SiLU", "Sigmoid", "Softmax", "Softplus", "Tanh", "Unflatten",

@@ -13,6 +13,7 @@ TORCH_MODULE = {"minigrad": "torch", "minigrad.nn": "torch.nn", "minigrad.functi
                 "minigrad.nn.Module": "torch.nn.Module",
                 "minigrad.nn.utils": "torch.nn.utils", "minigrad.nn.utils.rnn": "torch.nn.utils.rnn",
                 "minigrad.cuda": "torch.cuda", "minigrad.backends": "torch.backends",
+                "minigrad.nn.modules": "torch.nn.modules",
                 "minigrad.utils.data": "torch.utils.data", "minigrad.optim.lr_scheduler": "torch.optim.lr_scheduler"}
 # Where a refusal is reached: a module, or an instance of the class (its attributes are looked up on the object).
 REACH = {"minigrad.Tensor": lambda: mg.tensor([1.0]), "minigrad.nn.Module": lambda: mg.nn.Linear(2, 2),

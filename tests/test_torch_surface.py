@@ -224,3 +224,11 @@ def test_a_0d_tensor_takes_a_format_spec_as_pytorchs():
         assert f"{lib.tensor([1.0, 2.0])}" == str(lib.tensor([1.0, 2.0]))
         with pytest.raises(TypeError):
             f"{lib.tensor([1.0, 2.0]):.2f}"  # noqa: B018
+
+
+def test_narrow_as_pytorchs():
+    both(lambda lib, x: x.narrow(1, 1, 2), X)
+    both(lambda lib, x: x.narrow(-1, -3, 3), X)
+    for lib in (mg, torch):
+        with pytest.raises(RuntimeError, match=r"start \(1\) \+ length \(5\) exceeds dimension size \(2\)"):
+            lib.tensor(X).narrow(0, 1, 5)

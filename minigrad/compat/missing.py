@@ -40,11 +40,13 @@ BATCH_NORM = ("minigrad has no BatchNorm for images (it has no convolutions); nn
 
 # The names in GAPS that are modules in PyTorch: they import, and refuse each name read from them (RefusedModule).
 MODULES: dict[str, tuple[str, ...]] = {
-    "minigrad": ("accelerator", "amp", "backends", "distributions", "fft", "jit", "linalg", "onnx", "profiler",
-                 "sparse"),
+    "minigrad": ("accelerator", "amp", "backends", "distributions", "fft", "jit", "linalg", "multiprocessing", "onnx",
+                 "profiler", "serialization", "sparse"),
     "minigrad.backends": ("cuda", "cudnn", "mps"),
     "minigrad.nn": ("parallel",),
+    "minigrad.nn.modules": ("rnn", "transformer"),
     "minigrad.cuda": ("amp",),
+    "minigrad.utils.data": ("distributed",),
 }
 
 BACKENDS = "minigrad has no backends settings (no TF32, no cuDNN): drop the line"
@@ -68,7 +70,12 @@ GAPS: dict[str, dict[str, str]] = {
         "accelerator": "minigrad has no accelerator module; use device = mg.device('cuda' if "
                        "mg.cuda.is_available() else 'cpu')",
         "onnx": "minigrad has no ONNX export; save the weights with mg.save(model.state_dict(), path) (safetensors)",
+        "multiprocessing": "minigrad has no multiprocessing; run `mpiexec -n N python script.py` with "
+                           "minigrad.distributed for one process per worker",
+        "serialization": "minigrad has no pickle allow-lists: mg.load reads safetensors and never unpickles, so drop "
+                         "the safe_globals block and call mg.load(path)",
     },
+    "minigrad.nn.modules": {"rnn": RECURRENT, "transformer": TRANSFORMER},
     "minigrad.nn": {
         **dict.fromkeys(["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d",
                          "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool2d", "Upsample"], CONVOLUTION),
@@ -111,6 +118,8 @@ GAPS: dict[str, dict[str, str]] = {
                         "and device='cuda'"),
     },
     "minigrad.utils.data": {
+        "distributed": "minigrad has no DistributedSampler; under mpiexec give each rank its own slice of the indices "
+                       "(Subset(dataset, indices[rank::world_size]))",
         **dict.fromkeys(["IterableDataset", "get_worker_info"],
                         "minigrad has no iterable datasets or worker processes; use a map-style Dataset "
                         "(__getitem__ and __len__) with minigrad.utils.data.DataLoader"),

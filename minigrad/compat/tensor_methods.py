@@ -1,6 +1,6 @@
 """More of PyTorch's everyday tensor functions, composed from what minigrad has: `nonzero`, `meshgrid`, and the
-Tensor methods `type_as`, `index_fill` / `index_fill_`, `nonzero` and `is_contiguous` (`CompatTensorMethods`, a
-base class of moremath.py's `CompatMathMethods`, so of Tensor).
+Tensor methods `type_as`, `index_fill` / `index_fill_`, `nonzero`, `narrow`, `is_contiguous` and `__format__`
+(`CompatTensorMethods`, a base class of moremath.py's `CompatMathMethods`, so of Tensor).
 
 `nonzero` answers with integer positions and has no gradient, as in PyTorch; `meshgrid` is reshapes and expands,
 so its gradient sums back over the grid; `index_fill_` is an indexed write (`x[:, index] = value`), recorded in a
@@ -78,6 +78,14 @@ class CompatTensorMethods:
 
     def nonzero(self, *, as_tuple: bool = False) -> Any:
         return nonzero(self, as_tuple=as_tuple)
+
+    def narrow(self, dim: int, start: int, length: int) -> minigrad.Tensor:
+        """Elements start .. start + length - 1 along `dim`: x[:, start:start + length] for dim 1 (a view)."""
+        n = self.shape[dim]
+        start = start + n if start < 0 else start
+        if not 0 <= start <= n or length < 0 or start + length > n:
+            raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+        return self[(slice(None),) * (dim % self.ndim) + (slice(start, start + length),)]
 
     def index_fill_(self, dim: int, index: Any, value: Any) -> minigrad.Tensor:
         """`value` written at the positions `index` (1-d integers) along `dim`, in place: x[:, index] = value."""

@@ -21,8 +21,8 @@ import numpy as np
 try:
     import tensorboardX
 except ImportError:
-    raise ImportError("minigrad.utils.tensorboard needs tensorboardX, an optional extra: "
-                      "pip install -e '.[tensorboard]' (or pip install tensorboardX)") from None
+    raise ImportError("torch.utils.tensorboard: minigrad has no TensorBoard writer without tensorboardX, an optional "
+                      "extra: pip install -e '.[tensorboard]' (or pip install tensorboardX)") from None
 
 __all__ = ["SummaryWriter"]
 

@@ -4,4 +4,6 @@ from minigrad.compat.lazy import LazyLinear
 from minigrad.nn.layers import Linear
 from minigrad.nn.structure import Identity
 
-__all__ = ["Identity", "LazyLinear", "Linear"]
+NonDynamicallyQuantizableLinear = Linear  # PyTorch's name for MultiheadAttention's out_proj: a plain Linear here
+
+__all__ = ["Identity", "LazyLinear", "Linear", "NonDynamicallyQuantizableLinear"]

@@ -56,7 +56,7 @@ def kl_div(input: minigrad.Tensor, target: Any, *, reduction: str = "mean", log_
            ) -> minigrad.Tensor:
     """The Kullback-Leibler divergence of `target` from the distribution whose log-probabilities are `input`:
 
-        loss = target * (log(target) - input)           (0 where target = 0, as xlogy gives it)
+        loss = target * (log(target) - input)           (0 where target = 0, as PyTorch's xlogy gives it)
         loss = exp(target) * (target - input)           with log_target=True (target holds log-probabilities)
 
     reduction: "mean" (over every element, PyTorch's default, which it warns is not the divergence), "batchmean"
@@ -67,8 +67,8 @@ def kl_div(input: minigrad.Tensor, target: Any, *, reduction: str = "mean", log_
     target = target if isinstance(target, minigrad.Tensor) else minigrad.tensor(target, dtype=input.dtype)
     if log_target:
         loss = target.exp() * (target - input)
-    else:
-        loss = minigrad.xlogy(target, target) - target * input
+    else:  # log(1) = 0 where the target is 0: t log t is 0 there, without NumPy's log(0) warning
+        loss = target * (target.masked_fill(target == 0, 1.0).log() - input)
     if reduction == "batchmean":
         return loss.sum() / (input.shape[0] if input.ndim else 1)
     return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss

@@ -202,7 +202,7 @@ class InPlaceMethods:
                                    "in-place update in a graph only on a tensor that owns its memory or on one "
                                    "reshape, transpose or slice of it; write y = y + ... (out of place), or update "
                                    "a clone()")
-            if links[-1][1]._ctx is None and links[-1][1].requires_grad:
+            if links and links[-1][1]._ctx is None and links[-1][1].requires_grad:
                 raise RuntimeError(f"{op}: a view of a leaf Variable that requires grad is being used in an "
                                    "in-place operation. Update it under `with mg.no_grad():`")
         old = versions.stand_in(self)

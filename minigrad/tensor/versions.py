@@ -59,21 +59,20 @@ VIEW_OPS = ("Reshape", "Permute", "GetItem")
 
 
 def bases_of_view(view: Any) -> list | None:
-    """[(op, base), ...] from `view` up to the tensor that owns its memory: each base is the tensor its op made
-    the previous view from (one reshape, permute or basic index: no integer arrays). None when an in-place update
-    through `view` cannot be recorded (another op on the way, or a view made outside the graph)."""
+    """[(op, base), ...] from `view` up to the tensor its memory belongs to: each base is the tensor its op made the
+    previous view from (one reshape, permute or basic index: no integer arrays), up to one made otherwise (an op's
+    output may itself be a view of the op's own scratch array, as Linear's is). [] when `view` is that tensor
+    itself; None when an in-place update through it cannot be recorded (a view made outside the graph)."""
     links, node, owner = [], view, view.data.base
-    while node.data.base is not None:
+    while node._ctx is not None and node._ctx.name in VIEW_OPS:
         ctx = node._ctx
-        if ctx is None or ctx.released or ctx.name not in VIEW_OPS or len(ctx.parents) != 1 or \
-                getattr(ctx, "advanced", None) is not None:
+        if ctx.released or len(ctx.parents) != 1 or getattr(ctx, "advanced", None) is not None:
             return None
-        base = ctx.parents[0]
-        if base.data.base is not None and base.data.base is not owner:
+        node = ctx.parents[0]
+        if node.data is not owner and node.data.base is not owner:
             return None
-        links.append((ctx, base))
-        node = base
-    return links if node.data is owner else None
+        links.append((ctx, node))
+    return links if node.data is owner or node.data.base is owner else None
 
 
 def update_base(base: Any, view: Any, ctx: Any) -> None:

@@ -67,7 +67,9 @@ def kl_div(input: minigrad.Tensor, target: Any, *, reduction: str = "mean", log_
     target = target if isinstance(target, minigrad.Tensor) else minigrad.tensor(target, dtype=input.dtype)
     if log_target:
         loss = target.exp() * (target - input)
-    else:  # log(1) = 0 where the target is 0: t log t is 0 there, without NumPy's log(0) warning
+    elif target.requires_grad:  # xlogy: PyTorch's values, and its gradient for the target (NaN where t = 0)
+        loss = minigrad.xlogy(target, target) - target * input
+    else:  # the same values without NumPy's log(0) warning: log(1) = 0 where the target is 0
         loss = target * (target.masked_fill(target == 0, 1.0).log() - input)
     if reduction == "batchmean":
         return loss.sum() / (input.shape[0] if input.ndim else 1)

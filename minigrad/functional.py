@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from minigrad import fused, random
+from minigrad.compat.functional_more import batch_norm, huber_loss, kl_div, l1_loss, pad, smooth_l1_loss
 from minigrad.core import backend
 from minigrad.core.autograd import is_grad_enabled, no_grad
 from minigrad.core.dtypes import result_type
@@ -374,9 +375,10 @@ def _like_input(input: Tensor, target: Any) -> Tensor:
 
 
 __all__ = [
-    "attention_probs", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "dropout", "elu",
-    "embedding", "gelu", "layer_norm", "leaky_relu", "linear", "log_softmax", "mse_loss", "nll_loss", "normalize",
-    "one_hot", "relu", "rms_norm", "scaled_dot_product_attention", "sigmoid", "silu", "softmax", "softplus", "tanh",
+    "attention_probs", "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
+    "dropout", "elu", "embedding", "gelu", "huber_loss", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear",
+    "log_softmax", "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "relu", "rms_norm",
+    "scaled_dot_product_attention", "sigmoid", "silu", "smooth_l1_loss", "softmax", "softplus", "tanh",
 ]  # (cat, concat, stack and where live here too, but PyTorch has them as torch.cat, ...: see minigrad/__init__.py)
 
 

@@ -6,7 +6,8 @@
 
 The names real programs use (nanoGPT, minGPT, makemore, the build-GPT lecture, d2l-zh's PyTorch chapters) are
 kept in tests/data/torch_programs_names.json, each with the files it was read in; `classify` says of each whether
-minigrad has it, refuses it in one line naming what to use instead, or lacks it.
+minigrad has it, refuses it in one line naming what to use instead, or lacks it, reaching each name the two ways a
+program does (an attribute chain from the package, and `from module import name`).
 
 Each namespace of minigrad stands for one of PyTorch's (`minigrad.nn.init` for `torch.nn.init`, ...). Its public
 names are its `__all__` (or, without one, the functions and classes defined in it); every one is listed under the
@@ -26,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from minigrad.compat.missing import GAPS, refuse
+from minigrad.compat.missing import GAPS, RefusedModule, refuse
 
 TABLE = Path(__file__).resolve().parent.parent / "docs" / "torch_names.md"
 PROGRAM_NAMES = Path(__file__).resolve().parent.parent / "tests" / "data" / "torch_programs_names.json"
@@ -35,6 +36,7 @@ PROGRAM_NAMES = Path(__file__).resolve().parent.parent / "tests" / "data" / "tor
 NAMESPACES = {
     "minigrad": "torch",
     "minigrad.Tensor": "torch.Tensor",
+    "minigrad.autograd": "torch.autograd",
     "minigrad.nn": "torch.nn",
     "minigrad.nn.Module": "torch.nn.Module",
     "minigrad.nn.functional": "torch.nn.functional",
@@ -52,7 +54,6 @@ EXTRA = {"minigrad": ["bool", "float", "int", "keep_freed_host_memory"]}
 
 # Names PyTorch has, but in another namespace.
 ELSEWHERE = {
-    "minigrad.Function": "torch.autograd.Function",
     "minigrad.detect_anomaly": "torch.autograd.detect_anomaly",
     "minigrad.grad": "torch.autograd.grad",
     "minigrad.gradcheck": "torch.autograd.gradcheck",
@@ -61,11 +62,10 @@ ELSEWHERE = {
 
 # minigrad's own names, with no PyTorch counterpart.
 MINIGRAD_ONLY = {
-    "minigrad.AnomalyError", "minigrad.CheckpointError", "minigrad.GradcheckError", "minigrad.ShapeError",
-    "minigrad.keep_freed_host_memory", "minigrad.load_metadata", "minigrad.viz",
+    "minigrad.AnomalyError", "minigrad.CheckpointError", "minigrad.Function", "minigrad.GradcheckError",
+    "minigrad.ShapeError", "minigrad.keep_freed_host_memory", "minigrad.load_metadata", "minigrad.viz",
     "minigrad.Tensor.array", "minigrad.Tensor.astype", "minigrad.Tensor.gelu", "minigrad.Tensor.zero_grad",
-    "minigrad.nn.Module.num_parameters",
-    "minigrad.nn.functional.attention_probs", "minigrad.nn.init.linear_default_",
+    "minigrad.nn.Module.num_parameters", "minigrad.nn.functional.attention_probs", "minigrad.nn.init.linear_default_",
     "minigrad.optim.constant_with_warmup", "minigrad.optim.cosine_with_warmup", "minigrad.optim.flatten_state_dict",
     "minigrad.optim.linear_with_warmup", "minigrad.optim.set_lr", "minigrad.optim.unflatten_state_dict",
 }
@@ -166,35 +166,54 @@ def program_names() -> dict[str, list[str]]:
 def classify(torch_name: str) -> tuple[str, str]:
     """("covered", ""), ("refused", the one-line message) or ("missing", Python's message) for a torch name.
 
-    The name is looked up under minigrad's mirror of its namespace (torch.nn.functional.gelu is
-    minigrad.nn.functional.gelu); an optimizer's attributes on an optimizer, as they are set when it is made."""
+    The name is resolved the two ways a program reaches it, with `torch` spelled `minigrad`: as an attribute chain
+    from the package (`torch.autograd.grad` is `minigrad` . autograd . grad) and by `from torch.autograd import
+    grad` (the module is the name's path up to its first class: `torch.nn.Module.zero_grad` is imported as `from
+    torch.nn import Module`). A name is covered only when both work, so a module that moved cannot pass; an
+    optimizer's attributes are looked up on an optimizer, as they are set when it is made."""
+    parts = ["minigrad", *torch_name.split(".")[1:]]
+    verdicts = [_by_attributes(parts), _by_import(parts)]
+    for kind in ("missing", "refused"):
+        for verdict in verdicts:
+            if verdict[0] == kind:
+                return verdict
+    return "covered", ""
+
+
+def _by_attributes(parts: list[str]) -> tuple[str, str]:
+    """The name reached as `minigrad.a.b.c`, one getattr at a time from the package."""
     import minigrad as mg
 
-    moved = {torch: ours for ours, torch in ELSEWHERE.items()}  # torch.autograd.grad is minigrad.grad, ...
-    parts = moved.get(torch_name, torch_name).split(".")
-    parts[0] = "minigrad"
+    where, rest = importlib.import_module("minigrad"), parts[1:]
     if parts[:3] == ["minigrad", "optim", "Optimizer"] and len(parts) == 4:
         where, rest = mg.optim.SGD([mg.nn.Parameter(mg.zeros(1))], lr=0.1), parts[3:]
-    else:
-        for i in range(len(parts), 0, -1):
-            try:
-                where, rest = importlib.import_module(".".join(parts[:i])), parts[i:]
-                break
-            except ImportError:
-                continue
-    try:
-        for part in rest:
+    owner = "minigrad"
+    for part in rest:
+        try:
             where = getattr(where, part)
-    except AttributeError as error:
-        owner_name = ".".join(parts[:len(parts) - len(rest)] + rest[:-1]) if rest else ""
-        if rest and rest[-1] in GAPS.get(owner_name, {}):  # refused on a class (minigrad.Tensor.unique)
-            return "refused", str(refuse(owner_name, rest[-1]))
-        return ("refused", str(error)) if is_refusal(error) else ("missing", str(error))
+        except AttributeError as error:
+            if part in GAPS.get(owner, {}):  # refused on a class (minigrad.Tensor.unique)
+                return "refused", str(refuse(owner, part))
+            return ("refused", str(error)) if is_refusal(error) else ("missing", str(error))
+        owner = f"{owner}.{part}"
+    if isinstance(where, RefusedModule):  # a module that exists only to refuse what is read from it
+        return "refused", str(refuse(where.__name__.rpartition(".")[0], where.__name__.rpartition(".")[2]))
     refusal = getattr(where, "__refusal__", None)  # a method that exists only to say it is not there
     return ("refused", refusal) if refusal else ("covered", "")
 
 
-def is_refusal(error: AttributeError) -> bool:
+def _by_import(parts: list[str]) -> tuple[str, str]:
+    """The name reached by `from minigrad.a.b import c` (c the first class on the path, or the last name)."""
+    first_class = next((i for i, part in enumerate(parts[1:-1], 1) if part[:1].isupper()), len(parts) - 1)
+    module, name = ".".join(parts[:first_class]), parts[first_class]
+    try:
+        exec(f"from {module} import {name}", {})  # the statement itself: its lookups are the ones a program makes
+    except ImportError as error:
+        return ("refused", str(error)) if is_refusal(error) else ("missing", str(error))
+    return "covered", ""
+
+
+def is_refusal(error: Exception) -> bool:
     """Whether an AttributeError is one of minigrad's one-line refusals rather than Python's bare one."""
     return "minigrad has no" in str(error) or "minigrad does not" in str(error)
 

@@ -112,8 +112,8 @@ def test_loader_arguments():
         DataLoader(data, batch_size=0)
     with pytest.raises(TypeError, match="batchsize"):
         DataLoader(data, batchsize=2)
-    with pytest.raises(NotImplementedError):
-        DataLoader(data, sampler=[0, 1])
+    with pytest.raises(ValueError, match="mutually exclusive"):
+        DataLoader(data, sampler=[0, 1], shuffle=True)
     with pytest.raises(ValueError, match="Size mismatch"):
         TensorDataset(mg.zeros(3), mg.zeros(4))
 
@@ -135,3 +135,32 @@ def test_random_split_errors():
         random_split(TensorDataset(mg.arange(10)), [3, 3])
     with pytest.raises(ValueError, match="Sum of input lengths"):
         random_split(TensorDataset(mg.arange(10)), [0.5, 0.6])
+
+
+def test_samplers_give_pytorchs_indices():
+    from minigrad.utils.data import BatchSampler, RandomSampler, SequentialSampler
+
+    data = list(range(7))
+    assert list(SequentialSampler(data)) == list(torch.utils.data.SequentialSampler(data))
+    for drop_last in (False, True):
+        ours = BatchSampler(SequentialSampler(data), 3, drop_last)
+        theirs = torch.utils.data.BatchSampler(torch.utils.data.SequentialSampler(data), 3, drop_last)
+        assert list(ours) == list(theirs) and len(ours) == len(theirs)
+    assert sorted(RandomSampler(data)) == data and len(RandomSampler(data, num_samples=3)) == 3
+    endless = iter(RandomSampler(data, replacement=True, num_samples=int(1e10)))  # makemore's: drawn lazily
+    assert all(0 <= next(endless) < 7 for _ in range(10_000))
+    again = [list(RandomSampler(data, generator=mg.Generator().manual_seed(3))) for _ in range(2)]
+    assert again[0] == again[1]
+
+
+def test_a_loader_takes_a_sampler_or_a_batch_sampler_as_pytorchs():
+    from minigrad.utils.data import BatchSampler
+
+    for lib, loader in ((mg, DataLoader), (torch, torch.utils.data.DataLoader)):
+        data = lib.utils.data.TensorDataset(lib.arange(6))
+        by_sampler = [b[0].tolist() for b in loader(data, batch_size=2, sampler=[5, 0, 3, 1])]
+        by_batches = [b[0].tolist() for b in loader(data, batch_sampler=[[4, 2], [1]])]
+        assert by_sampler == [[5, 0], [3, 1]] and by_batches == [[4, 2], [1]]
+        assert len(loader(data, batch_size=4, sampler=[0, 1, 2, 3, 4])) == 2
+    with pytest.raises(ValueError, match="batch_sampler option is mutually exclusive"):
+        DataLoader(TensorDataset(mg.arange(4)), batch_size=2, batch_sampler=BatchSampler([0, 1], 1, False))

@@ -92,9 +92,10 @@ def test_every_name_the_listed_programs_use_is_covered_or_refused_in_one_line():
 
 
 @pytest.mark.parametrize("reach", [
-    lambda: mg.tensor([1.0]).unique, lambda: mg.tensor([1.0]).t_, lambda: mg.accelerator, lambda: mg.onnx,
+    lambda: mg.tensor([1.0]).unique, lambda: mg.tensor([1.0]).t_, lambda: mg.accelerator.is_available,
+    lambda: mg.onnx.export,
     lambda: mg.nn.Linear(2, 2).register_forward_hook, lambda: mg.optim.lr_scheduler.ReduceLROnPlateau,
-    lambda: mg.nn.utils.parameters_to_vector, lambda: mg.cuda.amp, lambda: mg.utils.data.RandomSampler])
+    lambda: mg.nn.utils.parameters_to_vector, lambda: mg.cuda.amp.autocast, lambda: mg.utils.data.IterableDataset])
 def test_a_refused_name_says_so_wherever_it_is_reached(reach):
     with pytest.raises(AttributeError, match="minigrad has no"):
         reach()
@@ -106,3 +107,31 @@ def test_backward_takes_pytorchs_gradient_keyword():
     assert x.grad.tolist() == [3.0, 30.0]
     (x * 3).backward(grad=mg.tensor([1.0, 1.0]))  # minigrad's own spelling stays
     assert x.grad.tolist() == [6.0, 33.0]
+
+
+def test_a_name_counts_as_covered_only_where_a_program_reaches_it(monkeypatch):
+    """The coverage check resolves `torch.autograd.grad` as `torch.autograd.grad` and by `from torch.autograd import
+    grad`: with the module gone from its PyTorch path (the object still importable elsewhere) it is missing."""
+    import sys
+
+    assert script["classify"]("torch.autograd.grad") == ("covered", "")
+    assert script["classify"]("torch.utils.data.dataloader.DataLoader") == ("covered", "")
+    monkeypatch.delattr(mg, "autograd")
+    monkeypatch.delitem(sys.modules, "minigrad.autograd")
+    verdict, why = script["classify"]("torch.autograd.grad")
+    assert verdict == "missing" and "autograd" in why
+    assert mg.grad  # the function itself is still there, under minigrad's own name
+
+
+def test_a_name_found_by_attribute_but_not_by_import_is_missing(monkeypatch):
+    import sys
+
+    monkeypatch.delitem(sys.modules, "minigrad.cuda")  # mg.cuda is there; `from minigrad.cuda import ...` is not
+    verdict, why = script["classify"]("torch.cuda.is_available")
+    assert verdict == "missing" and "minigrad.cuda" in why
+
+
+def test_a_refused_module_is_refused_not_covered():
+    verdict, why = script["classify"]("torch.onnx")
+    assert verdict == "refused" and why.startswith("torch.onnx: minigrad has no ONNX export")
+    assert script["classify"]("torch.backends.cudnn.benchmark")[0] == "refused"

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from minigrad import random
+from minigrad.compat.samplers import BatchSampler, RandomSampler, SequentialSampler
 from minigrad.functional import stack
 from minigrad.random import Generator
 from minigrad.tensor import Tensor
@@ -119,9 +120,10 @@ _IGNORED_OPTIONS = {"multiprocessing_context", "prefetch_factor", "persistent_wo
 
 
 class DataLoader:
-    """Batches of a dataset: `DataLoader(dataset, batch_size=1, shuffle=False, drop_last=False, generator=None,
-    collate_fn=default_collate)`. Each pass (`for batch in loader`) is one epoch; with `shuffle` every epoch
-    draws a new order. `len(loader)` is the number of batches."""
+    """Batches of a dataset: `DataLoader(dataset, batch_size=1, shuffle=False, sampler=None, batch_sampler=None,
+    drop_last=False, generator=None, collate_fn=default_collate)`. Each pass (`for batch in loader`) is one epoch;
+    with `shuffle` every epoch draws a new order (a RandomSampler); a `sampler` chooses the indices instead
+    (samplers.py). `len(loader)` is the number of batches."""
 
     def __init__(self, dataset: Dataset, batch_size: int | None = 1, shuffle: bool | None = False,
                  sampler: Any = None, batch_sampler: Any = None, num_workers: int = 0,
@@ -131,9 +133,11 @@ class DataLoader:
         unknown = set(kwargs) - _IGNORED_OPTIONS
         if unknown:
             raise TypeError(f"DataLoader got unexpected keyword argument(s): {', '.join(sorted(unknown))}")
-        if sampler is not None or batch_sampler is not None or worker_init_fn is not None:
-            raise NotImplementedError("DataLoader: minigrad has no samplers or worker_init_fn; use shuffle= and "
-                                      "generator=, or index the dataset yourself")
+        if batch_sampler is not None and (batch_size != 1 or shuffle or sampler is not None or drop_last):
+            raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and "
+                             "drop_last")
+        if sampler is not None and shuffle:
+            raise ValueError("sampler option is mutually exclusive with shuffle")
         if batch_size is not None and (not isinstance(batch_size, int) or batch_size <= 0):
             raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")
         if num_workers < 0:
@@ -141,27 +145,23 @@ class DataLoader:
         self.dataset, self.batch_size, self.shuffle, self.drop_last = dataset, batch_size, bool(shuffle), drop_last
         self.num_workers, self.pin_memory, self.generator = num_workers, pin_memory, generator
         self.collate_fn = default_collate if collate_fn is None else collate_fn
-
-    def _order(self) -> list[int]:
-        n = len(self.dataset)
-        return random.rng_for(self.generator).permutation(n).tolist() if self.shuffle else list(range(n))
+        if worker_init_fn is not None:  # called once per worker; the one "worker" here is this process
+            worker_init_fn(0)
+        if batch_sampler is not None:
+            self.batch_size, self.batch_sampler = None, batch_sampler
+        else:
+            self.sampler = sampler if sampler is not None else RandomSampler(dataset, generator=generator) \
+                if shuffle else SequentialSampler(dataset)
+            self.batch_sampler = None if batch_size is None else BatchSampler(self.sampler, batch_size, drop_last)
 
     def __iter__(self) -> Iterator[Any]:
-        order = self._order()
-        if self.batch_size is None:  # no batching: one sample at a time, as PyTorch
-            yield from (self.dataset[i] for i in order)
+        if self.batch_sampler is None:  # no batching: one sample at a time, as PyTorch
+            yield from (self.dataset[i] for i in self.sampler)
             return
-        for start in range(0, len(order), self.batch_size):
-            indices = order[start:start + self.batch_size]
-            if self.drop_last and len(indices) < self.batch_size:
-                return
+        for indices in self.batch_sampler:  # drawn lazily: a sampler may be (nearly) endless
             yield self.collate_fn([self.dataset[i] for i in indices])
 
     def __len__(self) -> int:
-        n = len(self.dataset)
-        if self.batch_size is None:
-            return n
-        return n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)
-
+        return len(self.sampler if self.batch_sampler is None else self.batch_sampler)
 
 __all__ = ["DataLoader", "Dataset", "Subset", "TensorDataset", "default_collate", "random_split"]

@@ -1,9 +1,10 @@
 """PyTorch's Tensor methods beyond the engine's, attached to the Tensor class from above.
 
 The Tensor a learner reads (../tensor/) has the engine's methods only and imports nothing from compat/. The rest
-of PyTorch's everyday math as methods and operators (`x.log1p()`, `x // 2`, `2 % x`, `x.t()`, ...) and the
-one-line refusal of a torch.Tensor name minigrad does not have are gathered in `CompatMathMethods` here, and
-`attach_to(Tensor)` copies them onto the class, as DeZero's `setup_variable` attaches the operators to `Variable`:
+of PyTorch's everyday math as methods and operators (`x.log1p()`, `x // 2`, `2 % x`, `x.t()`, ...), the methods
+of tensor_functions.py (`type_as`, `index_fill_`, `narrow`, ...), `.device` as a `mg.device`, PyTorch's printing
+(printing.py), and the one-line refusal of a torch.Tensor name
+minigrad does not have are gathered in `CompatMathMethods` here, and `attach_to(Tensor)` copies them onto the class, as DeZero's `setup_variable` attaches the operators to `Variable`:
 minigrad/__init__.py calls it once, so every tensor has them after `import minigrad`.
 Read next: moremath.py (the functions these methods are).
 """
@@ -57,9 +58,10 @@ from minigrad.compat.moremath import (
     trunc,
     xlogy,
 )
+from minigrad.compat.tensor_functions import CompatTensorMethods
 
 
-class CompatMathMethods:
+class CompatMathMethods(CompatTensorMethods):
     """These functions as Tensor methods and operators (attached to Tensor by `attach_to`): `x.log1p()`, `x // 2`."""
 
     __slots__ = ()
@@ -93,6 +95,14 @@ class CompatMathMethods:
     def allclose(self, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
         return minigrad.allclose(self, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
+    @property
+    def device(self) -> device:
+        """Where the data lives: 'cpu', 'cuda', 'cuda:1', as a `mg.device` (a string with .type and .index)."""
+        return device_named(backend.device_of(self.array))
+
+    def __repr__(self) -> str:  # as PyTorch prints it: tensor([0.9544, 1.0000], grad_fn=<MulBackward0>)
+        return tensor_repr(self.numpy(), self.device, None if self._ctx is None else self._ctx.name, self.requires_grad)
+
     def __getattr__(self, name: str) -> Any:
         """A torch.Tensor name minigrad does not have: one line saying so, and what to use instead."""
         from minigrad.compat.missing import refuse
@@ -120,15 +130,17 @@ class CompatMathMethods:
         return bitwise_right_shift(other, self)
 
 
-# The dunders of CompatMathMethods that are Tensor's operators (or its refusal of a missing name), to attach too.
+# The dunders of CompatMathMethods that are Tensor's operators (or its refusal of a missing name, or its format
+# specs), to attach too.
 OPERATORS = ("__floordiv__", "__mod__", "__xor__", "__lshift__", "__rshift__", "__rfloordiv__", "__rmod__",
-             "__rxor__", "__rlshift__", "__rrshift__", "__getattr__")
+             "__rxor__", "__rlshift__", "__rrshift__", "__getattr__", "__format__", "__repr__")
 
 
 def attach_to(tensor_class: type) -> None:
     """Give the Tensor class CompatMathMethods' methods, from above (as DeZero's `setup_variable` attaches the
     operators to `Variable`): the engine's Tensor imports nothing from compat/, and minigrad/__init__.py calls this
     once, so `import minigrad` gives every tensor `x.log1p()`, `x // 2` and the one-line refusals."""
-    for name, member in vars(CompatMathMethods).items():
-        if not name.startswith("__") or name in OPERATORS:
-            setattr(tensor_class, name, member)
+    for group in (CompatTensorMethods, CompatMathMethods):  # the base's methods first, as inheritance would
+        for name, member in vars(group).items():
+            if not name.startswith("__") or name in OPERATORS:
+                setattr(tensor_class, name, member)

@@ -158,13 +158,18 @@ def as_numpy(array: Any) -> np.ndarray:
 
 def cuda_is_available() -> bool:
     """True when CuPy imports and sees at least one GPU."""
+    return cuda_device_count() > 0
+
+
+def cuda_device_count() -> int:
+    """How many GPUs CuPy sees: 0 without CuPy, a driver or a GPU."""
     cupy = _load_cupy()
     if cupy is None:
-        return False
+        return 0
     try:
-        return cupy.cuda.runtime.getDeviceCount() > 0
+        return int(cupy.cuda.runtime.getDeviceCount())
     except Exception:  # CuPy raises its own CUDARuntimeError when there is no driver
-        return False
+        return 0
 
 
 

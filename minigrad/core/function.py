@@ -81,11 +81,12 @@ class Function:
         """Run the op forward on tensors, and record it in the graph when a gradient will be needed."""
         _check_devices(cls.__name__, inputs)
         ctx = cls(**params)
+        ctx.needs_input_grad = tuple(t.requires_grad for t in inputs)  # known to forward: save only what is needed
         y = ctx.forward(*[t.array for t in inputs])
-        requires_grad = grad_mode.enabled and any(t.requires_grad for t in inputs)
+        requires_grad = grad_mode.enabled and any(ctx.needs_input_grad)
         out = Tensor._make(y, requires_grad)
         if requires_grad:  # define-by-run: the output remembers its op, the op its inputs
-            ctx.parents, ctx.needs_input_grad = inputs, tuple(t.requires_grad for t in inputs)
+            ctx.parents = inputs
             ctx.input_versions = [t._version for t in inputs]  # backward checks that none changed in place
             out._ctx = ctx
         for observer in observers.active:  # anomaly detection, the drawing's module scopes (observers.py)

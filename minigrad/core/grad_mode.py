@@ -65,6 +65,11 @@ class _GradModeBlock:
 
     mode: bool
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        if len(args) == 1 and not kwargs and callable(args[0]):  # a bare `@mg.no_grad`, as PyTorch allows
+            return cls()(args[0])
+        return super().__new__(cls)
+
     def __init__(self) -> None:
         self._previous: list[bool] = []  # a stack, so that one object can be entered twice, nested
 

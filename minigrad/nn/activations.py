@@ -7,6 +7,8 @@ Read next: losses.py.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import minigrad.functional as F
 from minigrad.fused.gelu import gelu_op
 from minigrad.nn.module import Module
@@ -30,10 +32,17 @@ class GELU(Module):
 
 
 class ReLU(Module):
-    """max(x, 0)."""
+    """max(x, 0); with inplace=True written into x itself (x.relu_()), as PyTorch's."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.relu(x)
+        return x.relu_() if self.inplace else F.relu(x)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class Tanh(Module):
@@ -53,36 +62,43 @@ class Sigmoid(Module):
 class SiLU(Module):
     """x * sigmoid(x)."""
 
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
     def forward(self, x: Tensor) -> Tensor:
-        return F.silu(x)
+        return _maybe_in_place(self.inplace, "silu_", F.silu, x)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class LeakyReLU(Module):
     """x where x > 0, else negative_slope * x."""
 
-    def __init__(self, negative_slope: float = 0.01) -> None:
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
         super().__init__()
-        self.negative_slope = negative_slope
+        self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.leaky_relu(x, self.negative_slope)
+        return _maybe_in_place(self.inplace, "leaky_relu_", lambda t: F.leaky_relu(t, self.negative_slope), x)
 
     def extra_repr(self) -> str:
-        return f"negative_slope={self.negative_slope}"
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
 
 
 class ELU(Module):
     """x where x > 0, else alpha * (exp(x) - 1)."""
 
-    def __init__(self, alpha: float = 1.0) -> None:
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
-        self.alpha = alpha
+        self.alpha, self.inplace = alpha, inplace
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.elu(x, self.alpha)
+        return _maybe_in_place(self.inplace, "elu_", lambda t: F.elu(t, self.alpha), x)
 
     def extra_repr(self) -> str:
-        return f"alpha={self.alpha}"
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
 
 
 class Softplus(Module):
@@ -97,3 +113,9 @@ class Softplus(Module):
 
     def extra_repr(self) -> str:
         return f"beta={self.beta}, threshold={self.threshold}"
+
+
+def _maybe_in_place(inplace: bool, op: str, f: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
+    """f(x); with `inplace` (PyTorch's setting) written into x itself, recorded as any in-place op
+    (../tensor/inplace.py)."""
+    return x._in_place(op, f) if inplace else f(x)

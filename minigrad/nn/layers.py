@@ -78,17 +78,19 @@ class LayerNorm(Module):
 class Dropout(Module):
     """Zero elements with probability p in training mode; the identity in eval mode."""
 
-    def __init__(self, p: float = 0.5) -> None:
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         if not 0 <= p < 1:
             raise ValueError(f"Dropout: p must be in [0, 1), got {p}")
-        self.p = p
+        self.p, self.inplace = p, inplace
 
     def forward(self, x: Tensor) -> Tensor:
+        if self.inplace:  # PyTorch's setting: the result written into x itself, as any in-place op
+            return x._in_place("dropout_", lambda t: F.dropout(t, self.p, self.training))
         return F.dropout(x, self.p, self.training)
 
     def extra_repr(self) -> str:
-        return f"p={self.p}"
+        return f"p={self.p}, inplace={self.inplace}"
 
 
 class Sequential(Module):

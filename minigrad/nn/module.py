@@ -32,6 +32,9 @@ class Parameter(Tensor):
     def __init__(self, data: Any, requires_grad: bool = True, dtype: Any = None, device: Any = None) -> None:
         super().__init__(data, requires_grad=requires_grad, dtype=dtype, device=device)
 
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()  # as PyTorch prints a parameter
+
 
 class Module:
     """Base class of every layer and model: subclasses set attributes in `__init__` and define `forward`."""

@@ -67,12 +67,15 @@ class Div(Function):
     def forward(self, a, b):
         check_broadcast("Div", a, b)
         self.b = b
-        self.y = a / b
-        return self.y
+        y = a / b
+        if self.needs_input_grad[1]:  # y is kept only for b's gradient: a divisor that is a number needs none
+            self.y = y
+        return y
 
     def backward(self, gy):
         ga = gy / self.b
-        return ga, -ga * self.y
+        # Only when b needs it: y may hold -inf (a masked score / sqrt(d)), and 0 * -inf would warn for nothing.
+        return ga, (-ga * self.y if self.needs_input_grad[1] else None)
 
 
 class Neg(Function):

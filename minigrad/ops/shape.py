@@ -87,7 +87,7 @@ class Flip(Function):
     double_backward = "linear"
 
     def forward(self, x):
-        return get_array_module(x).flip(x, axis=self.dims)
+        return get_array_module(x).flip(x, axis=self.dims).copy()  # a copy, as PyTorch's (NumPy's is a view)
 
     def backward(self, gy):
         return get_array_module(gy).flip(gy, axis=self.dims)

@@ -70,6 +70,8 @@ class ConversionMethods:
         dtype may also be such a name."""
         if dtype is None:
             return "torch." + _TYPE_NAMES[self.dtype.name]
+        if isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), np.dtype):  # mg.LongTensor, ...
+            dtype = dtype.dtype
         if isinstance(dtype, str) and dtype.startswith("torch.") and dtype.endswith("Tensor"):
             names = {name: key for key, name in _TYPE_NAMES.items()}
             if dtype[len("torch."):] not in names:

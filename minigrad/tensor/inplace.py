@@ -194,16 +194,27 @@ class InPlaceMethods:
     def _record(self, op: str, compute: Callable[[Any], Any]) -> Any:
         """The update, recorded: `compute` runs on a stand-in for this tensor, and this tensor takes over the
         result's op and values (versions.py)."""
+        links = []
         if getattr(self.array, "base", None) is not None:
-            raise RuntimeError(f"{op}: this tensor shares its memory with another (a view: x[...], reshape, "
-                               "transpose), and minigrad records in-place updates in a graph only on a tensor that "
-                               "owns its memory; write y = y + ... (out of place), or update a clone()")
+            links = versions.bases_of_view(self)
+            if links is None:
+                raise RuntimeError(f"{op}: this tensor shares its memory with another, and minigrad records an "
+                                   "in-place update in a graph only on a tensor that owns its memory or on one "
+                                   "reshape, transpose or slice of it; write y = y + ... (out of place), or update "
+                                   "a clone()")
+            if links and links[-1][1]._ctx is None and links[-1][1].requires_grad:
+                raise RuntimeError(f"{op}: a view of a leaf Variable that requires grad is being used in an "
+                                   "in-place operation. Update it under `with mg.no_grad():`")
         old = versions.stand_in(self)
         result = compute(old)
         _check_result(op, self, result)
         if result.array is not self.array:  # SetItem wrote in place already
             versions.write_result(self, result)
         versions.take_over(self, result, old)
+        view = self
+        for ctx, base in links:  # the bases' values changed with the view's: record that too (versions.py)
+            versions.update_base(base, view, ctx)
+            view = base
         return self
 
 

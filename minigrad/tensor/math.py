@@ -283,9 +283,13 @@ class MathMethods:
         return self._compare(other, "greater_equal")
 
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+        if other is None:  # as PyTorch: Python's own answer, False (`if eos_id == None:` with a tensor id)
+            return NotImplemented
         return self._compare(other, "equal")
 
     def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
+        if other is None:  # True, by Python's identity rule, as in PyTorch
+            return NotImplemented
         return self._compare(other, "not_equal")
 
     __hash__ = object.__hash__  # tensors are hashed by identity, as in PyTorch

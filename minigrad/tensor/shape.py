@@ -33,10 +33,18 @@ class ShapeMethods:
         return minigrad.ops.shape.Reshape.apply(self, shape=_sizes(shape))
 
     def view(self, *shape: Any) -> minigrad.Tensor:
-        """As `reshape`. (PyTorch's `view(dtype)`, which reinterprets the bytes, is not supported.)"""
+        """As `reshape`, but never a copy: a tensor whose elements cannot be walked in the new shape without
+        copying (x.t(), a permuted one) is refused with PyTorch's error, since writes through the "view" would be
+        lost. (PyTorch's `view(dtype)`, which reinterprets the bytes, is not supported.)"""
         if len(shape) == 1 and isinstance(shape[0], (str, type, np.dtype)):
             raise TypeError(f"view({shape[0]!r}): reinterpreting the bytes as another dtype is not supported; "
                             "use .to(dtype) to convert the values")
+        sizes = list(_sizes(shape))
+        if sizes.count(-1) == 1 and math.prod(sizes) != 0:
+            sizes[sizes.index(-1)] = self.numel() // -math.prod(sizes)
+        if math.prod(sizes) == self.numel() and not _viewable(self.shape, self.array.strides, sizes):
+            raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
+                               "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
         return self.reshape(*shape)
 
     def permute(self, *dims: Any) -> minigrad.Tensor:
@@ -304,6 +312,26 @@ def _sizes(args: tuple) -> tuple[int, ...]:
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = tuple(args[0])
     return tuple(operator.index(a) for a in args)
+
+
+def _viewable(shape: tuple[int, ...], strides: tuple[int, ...], new_shape: list[int]) -> bool:
+    """Whether an array of `shape` and `strides` can be seen in `new_shape` without a copy: PyTorch's rule (its
+    computeStride). The dims are split into chunks whose elements are evenly spaced in memory; each chunk must be
+    made of whole dims of the new shape (a new dim cannot span two chunks)."""
+    if not shape or math.prod(shape) == 0:
+        return True
+    view_d, view_numel, chunk_numel, base = len(new_shape) - 1, 1, 1, strides[-1]
+    for d in range(len(shape) - 1, -1, -1):
+        chunk_numel *= shape[d]
+        if d == 0 or (shape[d - 1] != 1 and strides[d - 1] != chunk_numel * base):  # the chunk ends here
+            while view_d >= 0 and (view_numel < chunk_numel or new_shape[view_d] == 1):
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != chunk_numel:
+                return False
+            if d > 0:
+                base, chunk_numel, view_numel = strides[d - 1], 1, 1
+    return view_d == -1
 
 
 def _dim(dim: Any, ndim: int, op: str) -> int:

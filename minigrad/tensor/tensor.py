@@ -153,17 +153,6 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods, HookM
         """The number of dims (`ndim`)."""
         return self.ndim
 
-    def __repr__(self) -> str:
-        extras = "" if self.device == "cpu" else f", device='{self.device}'"
-        if self.dtype not in (np.float32, np.int64, np.bool_):
-            extras += f", dtype={self.dtype}"
-        if self._ctx is not None:
-            extras += f", grad_fn={self._ctx.name}"
-        elif self.requires_grad:
-            extras += ", requires_grad=True"
-        body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
-        return f"tensor({body}{extras})"
-
     def detach(self) -> Tensor:
         """The same data, cut off from the graph (no copy)."""
         return Tensor._make(self.array, False)
@@ -173,8 +162,9 @@ class Tensor(MathMethods, ConversionMethods, InPlaceMethods, ShapeMethods, HookM
         return minigrad.ops.shape.Clone.apply(self)
 
     def contiguous(self) -> Tensor:
-        """The tensor itself: no op here depends on the memory layout, so there is nothing to do."""
-        return self
+        """The tensor itself when its elements lie in memory in row-major order; otherwise a row-major copy (which
+        `view` can reshape), differentiable, as in PyTorch."""
+        return self if self.array.flags.c_contiguous else self.clone()
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Switch gradient tracking of this leaf on or off, in place; returns the tensor."""

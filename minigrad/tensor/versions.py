@@ -12,9 +12,13 @@ values were overwritten: the gradient would be wrong), or did not (an addition, 
 its gradient goes to the stand-in for the version it saw, as PyTorch's goes to the earlier node. An op that
 saved its own output (exp, tanh, softmax) is refused in the same way once that output is changed in place.
 
-Known limit: minigrad's views (x[0], x.reshape, x.T) share their base's memory but not its version counter, so
-an in-place update that reaches a tensor through another one sharing its memory is not seen; an in-place
-update recorded in a graph is therefore refused on a tensor whose array is such a view.
+An update through a view (`v = x.reshape(-1, n)` or `x[0]` or `x.T`, then `v[mask] = -1e6`, as the English d2l
+textbook's masked_softmax writes it) changes x's values too, since they share memory. It is recorded when v was
+made by reshapes, permutes and basic indices from a tensor x that owns its memory (`bases_of_view`): v is
+updated as above, and x (and each view between) becomes the output of the op that puts v back in its place
+(`update_base`, PyTorch's CopySlices), so that x's later uses differentiate through the update. Known limit:
+another view of x, made before the update and used after it, still points at x as it was; an in-place update
+through any other view is refused with a one-line error.
 
 Read next: shape.py.
 """
@@ -22,6 +26,10 @@ Read next: shape.py.
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
+
+import minigrad
 
 STALE_HINT = "Hint: update it after backward, or compute on a clone() of it"
 
@@ -45,6 +53,52 @@ def take_over(tensor: Any, result: Any, old: Any) -> None:
     tensor._ctx = ctx
     tensor.requires_grad = True
     tensor._version += 1
+
+
+VIEW_OPS = ("Reshape", "Permute", "GetItem")
+
+
+def bases_of_view(view: Any) -> list | None:
+    """[(op, base), ...] from `view` up to the tensor its memory belongs to: each base is the tensor its op made the
+    previous view from (one reshape, permute or basic index: no integer arrays), up to one made otherwise (an op's
+    output may itself be a view of the op's own scratch array, as Linear's is). [] when `view` is that tensor
+    itself; None when an in-place update through it cannot be recorded (a view made outside the graph)."""
+    links, node, owner = [], view, view.array.base
+    while node._ctx is not None and node._ctx.name in VIEW_OPS:
+        ctx = node._ctx
+        if ctx.released or len(ctx.parents) != 1 or getattr(ctx, "advanced", None) is not None:
+            return None
+        node = ctx.parents[0]
+        if node.array is not owner and node.array.base is not owner:
+            return None
+        links.append((ctx, node))
+    return links if node.array is owner or node.array.base is owner else None
+
+
+def update_base(base: Any, view: Any, ctx: Any) -> None:
+    """After `view` (made from `base` by the op `ctx`, sharing its memory) was updated in place, record base's new
+    values as a function of the view, as PyTorch's CopySlices: base becomes the output of the op that puts the view
+    back (a reshape back, the inverse permute, or writing it into its slice). The view's op reads base as it is
+    now (PyTorch replays a view on its base's latest values); then the view is made again from the new base, so
+    that whatever reads either one later differentiates through the update."""
+    base_before = stand_in(base)
+    ctx.parents, ctx.input_versions = (base_before,), [base_before._version]
+    ops = minigrad.ops
+    if ctx.name == "Reshape":
+        result = ops.shape.Reshape.apply(view, shape=base.shape)
+    elif ctx.name == "Permute":
+        result = ops.shape.Permute.apply(view, dims=tuple(int(d) for d in np.argsort(ctx.dims)))
+    else:  # the slice written back into base's array: the same memory, so only the graph changes
+        result = ops.indexing.SetItem.apply(base_before, view, basic=ctx.basic, advanced=None)
+    take_over(base, result, base_before)
+    view_before = stand_in(view)
+    if ctx.name == "Reshape":
+        result = ops.shape.Reshape.apply(base, shape=view.shape)
+    elif ctx.name == "Permute":
+        result = ops.shape.Permute.apply(base, dims=ctx.dims)
+    else:
+        result = ops.indexing.GetItem.apply(base, basic=ctx.basic, advanced=None)
+    take_over(view, result, view_before)
 
 
 def write_result(tensor: Any, result: Any) -> None:

@@ -56,11 +56,20 @@ def save(obj: Any, path: PathLike, metadata: dict[str, str] | None = None) -> No
     """
     flat = isinstance(obj, dict) and all(isinstance(k, str) and _is_array_like(v) for k, v in obj.items())
     if flat or metadata is not None:
-        _write_atomically(os.fspath(path), to_bytes(obj, metadata))
-        return
-    arrays: dict[str, Any] = {}
-    structure = json.dumps(_encode(obj, arrays), allow_nan=True)
-    _write_atomically(os.fspath(path), to_bytes(arrays, {CONTAINER_KEY: structure}))
+        payload = to_bytes(obj, metadata)
+    else:
+        arrays: dict[str, Any] = {}
+        structure = json.dumps(_encode(obj, arrays), allow_nan=True)
+        payload = to_bytes(arrays, {CONTAINER_KEY: structure})
+    if hasattr(path, "write"):  # a file object opened for binary writing (io.BytesIO, open(p, "wb")), as PyTorch's
+        try:
+            path.write(payload)
+        except TypeError as error:  # a text file: write() wants str
+            raise TypeError(f"save: open the file for binary writing ('wb'): {error}") from None
+    elif isinstance(path, (str, os.PathLike)):
+        _write_atomically(os.fspath(path), payload)
+    else:
+        raise TypeError(f"save: expected a path or a binary file object to write to, not {type(path).__name__}")
 
 
 def _is_array_like(value: Any) -> bool:
@@ -148,18 +157,21 @@ def load(path: PathLike, device: Any = None, max_bytes: int | None = None, *, ma
         if device is not None or not isinstance(map_location, str):
             raise TypeError("load: map_location must be a device name such as 'cpu' (and not given with device=)")
         device = map_location
-    path = os.fspath(path)
     device = backend.canonical_device(device)
-    with open_regular_file(path, max_bytes) as file:
-        size = os.fstat(file.fileno()).st_size
-        head = file.read(8)
-        header_bytes = file.read(_header_length(head, size, path))
-        data_bytes = _data_length(_parse_header(header_bytes, path), path)
-        if 8 + len(header_bytes) + data_bytes != size:
-            raise CheckpointError(f"{path}: not a valid safetensors file: its header describes {data_bytes:,} "
-                                  f"bytes of tensors, the file holds {size - 8 - len(header_bytes):,} "
-                                  "(truncated or padded?)")
-        data = head + header_bytes + file.read(data_bytes)
+    if hasattr(path, "read"):  # a file object opened for binary reading, as PyTorch's load takes too
+        data, path = path.read(), str(getattr(path, "name", "<file object>"))
+        if isinstance(data, str):
+            raise TypeError(f"load: {path} was opened in text mode; open it with 'rb'")
+        _check_size(data, path)
+    else:
+        path = os.fspath(path)
+        with open_regular_file(path, max_bytes) as file:
+            size = os.fstat(file.fileno()).st_size
+            head = file.read(8)
+            header_bytes = file.read(_header_length(head, size, path))
+            data_bytes = _data_length(_parse_header(header_bytes, path), path)
+            data = head + header_bytes + file.read(data_bytes)
+        _check_size(data, path, size)
     tensors = from_bytes(data, path, device)
     structure = metadata_from_bytes(data, path).get(CONTAINER_KEY)
     if structure is None:
@@ -170,6 +182,17 @@ def load(path: PathLike, device: Any = None, max_bytes: int | None = None, *, ma
         if isinstance(error, CheckpointError):
             raise
         raise CheckpointError(f"{path}: the container structure in its header is malformed: {error}") from None
+
+
+def _check_size(data: bytes, path: str, size: int | None = None) -> None:
+    """Refuse bytes that are not one whole safetensors file (`size`: the file's, when `data` was read from one)."""
+    size = len(data) if size is None else size
+    header_bytes = data[8:8 + _header_length(data[:8], size, path)]
+    data_bytes = _data_length(_parse_header(header_bytes, path), path)
+    if 8 + len(header_bytes) + data_bytes != size:
+        raise CheckpointError(f"{path}: not a valid safetensors file: its header describes {data_bytes:,} "
+                              f"bytes of tensors, the file holds {size - 8 - len(header_bytes):,} "
+                              "(truncated or padded?)")
 
 
 def load_metadata(path: PathLike) -> dict[str, str]:

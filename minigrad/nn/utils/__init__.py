@@ -1,6 +1,7 @@
-"""Gradient utilities: `clip_grad_norm_`, which keeps one bad batch from blowing up training.
+"""Gradient utilities: `clip_grad_norm_`, which keeps one bad batch from blowing up training; rnn.py holds
+`pad_sequence` (`nn.utils.rnn`, as in PyTorch).
 
-Read next: ../optim/optimizer.py, which applies the (clipped) gradients.
+Read next: ../../optim/optimizer.py, which applies the (clipped) gradients.
 """
 
 from __future__ import annotations
@@ -8,7 +9,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from minigrad.nn.utils import rnn
 from minigrad.tensor import Tensor
+
+__all__ = ["clip_grad_norm_", "rnn"]
 
 
 def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float) -> float:

@@ -10,6 +10,7 @@ device); here it is True, so that the one spelling of a device minigrad uses eve
     device = mg.device("cuda" if mg.cuda.is_available() else "cpu")
     x = mg.zeros(2, 3, device=device)
     x.device.type        # 'cpu'
+Read next: ../core/backend.py (the device names it stands for).
 """
 
 from __future__ import annotations

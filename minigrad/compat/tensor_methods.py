@@ -2,10 +2,10 @@
 
 The Tensor a learner reads (../tensor/) has the engine's methods only and imports nothing from compat/. The rest
 of PyTorch's everyday math as methods and operators (`x.log1p()`, `x // 2`, `2 % x`, `x.t()`, ...), the methods
-of tensor_functions.py (`type_as`, `index_fill_`, `narrow`, ...), `.device` as a `mg.device`, PyTorch's printing
-(printing.py), and the one-line refusal of a torch.Tensor name
-minigrad does not have are gathered in `CompatMathMethods` here, and `attach_to(Tensor)` copies them onto the class, as DeZero's `setup_variable` attaches the operators to `Variable`:
-minigrad/__init__.py calls it once, so every tensor has them after `import minigrad`.
+of tensor_functions.py (`type_as`, `index_fill_`, `narrow`, ...), `.data` and `.device` as PyTorch's, its printing
+(printing.py), and the one-line refusal of a torch.Tensor name minigrad does not have are gathered in
+`CompatMathMethods` here, and `attach_to(Tensor)` copies them onto the class, as DeZero's `setup_variable` attaches
+the operators to `Variable`: minigrad/__init__.py calls it once, so every tensor has them after `import minigrad`.
 Read next: moremath.py (the functions these methods are).
 """
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import minigrad
+from minigrad.compat.device import device, device_named
 from minigrad.compat.moremath import (
     acosh,
     atanh,
@@ -58,7 +59,9 @@ from minigrad.compat.moremath import (
     trunc,
     xlogy,
 )
+from minigrad.compat.printing import tensor_repr
 from minigrad.compat.tensor_functions import CompatTensorMethods
+from minigrad.core import backend
 
 
 class CompatMathMethods(CompatTensorMethods):
@@ -96,12 +99,26 @@ class CompatMathMethods(CompatTensorMethods):
         return minigrad.allclose(self, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
     @property
+    def data(self) -> minigrad.Tensor:
+        """PyTorch's `.data`: this tensor without its history, sharing its memory (a change through it is seen here
+        and is not recorded for backward). The engine's own name for the raw backend array is `.array`."""
+        return minigrad.Tensor._make(self.array, False)
+
+    @data.setter
+    def data(self, value: minigrad.Tensor) -> None:
+        """`x.data = t`, as in PyTorch: x takes t's values (its shape and dtype too), its history untouched."""
+        if not isinstance(value, minigrad.Tensor):
+            raise TypeError(f"x.data = value: value must be a Tensor, not {type(value).__name__}")
+        self.array = value.array
+
+    @property
     def device(self) -> device:
         """Where the data lives: 'cpu', 'cuda', 'cuda:1', as a `mg.device` (a string with .type and .index)."""
         return device_named(backend.device_of(self.array))
 
     def __repr__(self) -> str:  # as PyTorch prints it: tensor([0.9544, 1.0000], grad_fn=<MulBackward0>)
-        return tensor_repr(self.numpy(), self.device, None if self._ctx is None else self._ctx.name, self.requires_grad)
+        grad_fn = None if self._ctx is None else self._ctx.name
+        return tensor_repr(self.numpy(), self.device, grad_fn, self.requires_grad)
 
     def __getattr__(self, name: str) -> Any:
         """A torch.Tensor name minigrad does not have: one line saying so, and what to use instead."""

@@ -4,7 +4,7 @@ Random values are drawn on the host from minigrad's seeded generator (random.py)
 given, and then copied to the tensor's device, so `mg.manual_seed(s)` gives the same weights on the CPU and on
 a GPU. Each writes the tensor's own array with no graph recorded (PyTorch runs them under `no_grad`) and
 returns the tensor. The fans and gains are PyTorch's (`_calculate_fan_in_and_fan_out`, `calculate_gain`).
-Read next: utils.py (gradient clipping), then ../optim/optimizer.py.
+Read next: utils/ (gradient clipping), then ../optim/optimizer.py.
 """
 
 from __future__ import annotations

@@ -188,19 +188,6 @@ class ConversionMethods:
 
     # ----------------------------------------------------------------------------------------------
     # NumPy
-    @property
-    def data(self) -> minigrad.Tensor:
-        """PyTorch's `.data`: this tensor without its history, sharing its memory (a change through it is seen here
-        and is not recorded for backward). The raw backend array itself is `.array`."""
-        return minigrad.Tensor._make(self.array, False)
-
-    @data.setter
-    def data(self, value: minigrad.Tensor) -> None:
-        """`x.data = t`, as in PyTorch: x takes t's values (its shape and dtype too), its history untouched."""
-        if not isinstance(value, minigrad.Tensor):
-            raise TypeError(f"x.data = value: value must be a Tensor, not {type(value).__name__}")
-        self.array = value.array
-
     def numpy(self) -> np.ndarray:
         """A host NumPy copy of the data (never a view that aliases a GPU buffer)."""
         return backend.as_numpy(self.array).copy()

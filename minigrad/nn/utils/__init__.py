@@ -1,5 +1,5 @@
-"""Gradient utilities: `clip_grad_norm_`, which keeps one bad batch from blowing up training; rnn.py holds
-`pad_sequence` (`nn.utils.rnn`, as in PyTorch).
+"""Gradient utilities: `clip_grad_norm_`, which keeps one bad batch from blowing up training; `nn.utils.rnn`
+(`pad_sequence`, as in PyTorch) is ../../compat/rnn_utils.py, under PyTorch's path.
 
 Read next: ../../optim/optimizer.py, which applies the (clipped) gradients.
 """
@@ -7,12 +7,14 @@ Read next: ../../optim/optimizer.py, which applies the (clipped) gradients.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterable
 
-from minigrad.nn.utils import rnn
+from minigrad.compat import rnn_utils as rnn
 from minigrad.tensor import Tensor
 
 __all__ = ["clip_grad_norm_", "rnn"]
+sys.modules[__name__ + ".rnn"] = rnn  # PyTorch's path, torch.nn.utils.rnn, to compat/rnn_utils.py
 
 
 def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float) -> float:

@@ -4,7 +4,7 @@ in one line (pad, then mask the padding).
 
     batch = pad_sequence([a, b, c], batch_first=True)   # (3, longest, *) from tensors (L_i, *)
 
-Read next: ../../optim/optimizer.py.
+Read next: ../optim/optimizer.py.
 """
 
 from __future__ import annotations

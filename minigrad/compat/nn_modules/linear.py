@@ -6,4 +6,4 @@ from minigrad.nn.structure import Identity
 
 NonDynamicallyQuantizableLinear = Linear  # PyTorch's name for MultiheadAttention's out_proj: a plain Linear here
 
-__all__ = ["Identity", "LazyLinear", "Linear", "NonDynamicallyQuantizableLinear"]
+__all__ = ["Identity", "LazyLinear", "Linear"]  # (and NonDynamicallyQuantizableLinear, by this path only)

@@ -39,4 +39,4 @@ def __getattr__(name: str) -> object:
     """A torch name minigrad does not have fails here, in one line saying so and what to use instead."""
     from minigrad.compat.missing import refuse
 
-    raise refuse(__name__, name)
+    raise refuse("minigrad.nn.utils.rnn", name)  # (the path programs reach it by)

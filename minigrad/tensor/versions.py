@@ -72,6 +72,8 @@ def bases_of_view(view: Any) -> list | None:
         if node.array is not owner and node.array.base is not owner:
             return None
         links.append((ctx, node))
+    if not links and view._ctx is None:  # a view of another tensor's memory made outside the graph (detach()[i])
+        return None
     return links if node.array is owner or node.array.base is owner else None
 
 

@@ -157,10 +157,12 @@ def recover(out_dir: str | Path) -> None:
         _move_into_place(out_dir)
     if pending.is_dir() and not pending.is_symlink():
         shutil.rmtree(pending)
-    # Format 1 wrote .NAME.partial files; mg.save writes .NAME.*.tmp files: both are debris of a crash.
-    for debris in (*out_dir.glob(".*.partial"), *out_dir.glob(".*.tmp")):
-        if debris.is_file():
-            debris.unlink()
+    # Format 1 wrote .NAME.partial files; write_file writes .NAME.PID.HEX.tmp files: both are debris of a crash
+    # (only of the checkpoint's own files: a user's .notes.tmp stays).
+    for name in (*FILES, MANIFEST, LOSS_CURVE):
+        for debris in (*out_dir.glob(f".{name}.partial"), *out_dir.glob(f".{name}.[0-9]*.*.tmp")):
+            if debris.is_file() and not debris.is_symlink():
+                debris.unlink()
 
 
 def exists(out_dir: str | Path) -> bool:

@@ -37,7 +37,7 @@ from minigpt.data import DataError
 from minigpt.distributed_training import launched_rank_and_size
 from minigpt.errors import ConfigError, TrainingError
 from minigpt.preflight import config_for_resume
-from minigpt.progress import discard_stdout
+from minigpt.progress import discard_stdout, write_out
 from minigpt.threads import thread_chooser
 from minigpt.tokenizer import UnknownCharacterError
 from minigpt.train import train
@@ -101,6 +101,12 @@ def _device(text: str) -> str:
     return text
 
 
+def _path(text: str) -> str:
+    if not text.strip():  # `--out-dir "$OUT"` with OUT unset: not the current folder
+        raise argparse.ArgumentTypeError("is empty: give a path")
+    return text
+
+
 def _top_p(text: str) -> float:
     value = float(text)
     if not 0 < value <= 1:
@@ -116,6 +122,7 @@ _non_negative_float.__name__ = "non-negative number"
 _fraction.__name__ = "fraction"
 _device.__name__ = "device"
 _top_p.__name__ = "probability"
+_path.__name__ = "path"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -151,9 +158,9 @@ def _add_io_flags(group: Any) -> None:
                        help="a built-in text: Shakespeare's plays, or 35,000 Tang poems (绝句 and 律诗, simplified "
                             "characters) with the model settings marked 'with --corpus tang' below "
                             f"(default: {d.corpus})")
-    group.add_argument("--data", metavar="PATH", default=None,
+    group.add_argument("--data", metavar="PATH", default=None, type=_path,
                        help="a UTF-8 text file to train on, instead of a built-in corpus")
-    group.add_argument("--out-dir", metavar="DIR", default=None,
+    group.add_argument("--out-dir", metavar="DIR", default=None, type=_path,
                        help=f"where checkpoints, the metrics log and the loss curve go (default: {d.out_dir}/)")
     existing = group.add_mutually_exclusive_group()
     existing.add_argument("--resume", action="store_true",
@@ -209,7 +216,7 @@ def _add_sample_parser(commands: Any) -> None:
     sample = commands.add_parser("sample", help="print text from a trained checkpoint",
                                  description="Load the checkpoint in --out-dir and continue a prompt. Into a pipe "
                                  "closed early (`minigpt sample | head`) it stops quietly, with status 141.")
-    sample.add_argument("--out-dir", metavar="DIR", default=DEFAULTS.out_dir,
+    sample.add_argument("--out-dir", metavar="DIR", default=DEFAULTS.out_dir, type=_path,
                         help=f"the checkpoint folder (default: {DEFAULTS.out_dir}/)")
     sample.add_argument("--prompt", default="", help="text to continue (default: start a new line)")
     sample.add_argument("--max-new-tokens", type=_non_negative_int, default=500, metavar="N",
@@ -231,7 +238,7 @@ def _add_draw_parser(commands: Any) -> None:
                                description="Load the checkpoint in --out-dir (with every check `minigpt sample` "
                                            "makes) and draw the graph of its loss on a few tokens. Without "
                                            "graphviz's `dot` program it writes the .dot text and says so.")
-    draw.add_argument("--out-dir", metavar="DIR", default=DEFAULTS.out_dir,
+    draw.add_argument("--out-dir", metavar="DIR", default=DEFAULTS.out_dir, type=_path,
                       help=f"the checkpoint folder (default: {DEFAULTS.out_dir}/)")
     draw.add_argument("--tokens", type=_positive_int, default=8, metavar="T",
                       help="sequence length of the forward pass drawn (at most the model's block_size; default: 8)")
@@ -240,7 +247,7 @@ def _add_draw_parser(commands: Any) -> None:
                            "(e.g. 'transformer.h.*')")
     draw.add_argument("--depth", type=_positive_int, metavar="N", help="nest module clusters at most this deep")
     draw.add_argument("--format", choices=FORMATS, default="svg", help="the file's format (default: svg)")
-    draw.add_argument("--out", metavar="FILE", help="the file to write (default: gpt_graph.FORMAT)")
+    draw.add_argument("--out", metavar="FILE", type=_path, help="the file to write (default: gpt_graph.FORMAT)")
     draw.add_argument("--rankdir", choices=("LR", "TB"), default="TB", help="layout direction (default: TB)")
     draw.add_argument("--grads", action="store_true", help="show and colour by each tensor's gradient norm")
     draw.add_argument("--values", action="store_true", help="show the values of small tensors")
@@ -270,7 +277,12 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     for warning in said:  # (not Python's own form, which adds the line of source code that warned)
         _say(f"{prog}: note: {warning.message}")
-    if args.command != "train" and launched_rank_and_size()[0] != 0:
+    try:
+        rank, _ = launched_rank_and_size()
+    except ValueError as error:  # PMI_SIZE=abc: the launcher's variables are input too
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        return 2
+    if args.command != "train" and rank != 0:
         return 0  # under mpiexec: rank 0 samples (or draws) and prints, once; the other ranks have nothing to do
     try:
         if args.command == "train":
@@ -278,6 +290,10 @@ def _run(args: argparse.Namespace) -> int:
         if args.command == "draw":
             return _draw(args)
         return _sample(args)
+    except UnicodeEncodeError as error:  # PYTHONIOENCODING=ascii and a Chinese path or sample
+        _say(f"{prog}: error: this terminal's encoding ({error.encoding}) cannot show "
+             f"{error.object[error.start:error.end]!r}: set PYTHONIOENCODING=utf-8, or use a UTF-8 locale")
+        return 2
     except (ConfigError, DataError, mg.CheckpointError, UnknownCharacterError) as error:
         _say(f"{prog}: error: {error}")
         return 2
@@ -296,7 +312,11 @@ def _run(args: argparse.Namespace) -> int:
 
 def _say(line: str) -> None:
     """A refusal on stderr, once: under `mpiexec -n N` every rank refuses alike, and rank 0 speaks for them."""
-    if launched_rank_and_size()[0] == 0:
+    try:
+        rank = launched_rank_and_size()[0]
+    except ValueError:  # (said by _run, once)
+        rank = 0
+    if rank == 0:
         print(line, file=sys.stderr)
 
 
@@ -345,8 +365,7 @@ def _sample(args: argparse.Namespace) -> int:
 
 
 def _write(text: str) -> None:
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    write_out(text)
 
 
 def _draw(args: argparse.Namespace) -> int:
@@ -359,5 +378,5 @@ def _draw(args: argparse.Namespace) -> int:
     out = args.out or f"gpt_graph.{args.format}"
     written = mg.viz.draw_to_file(loss, out, format=args.format, model=model, collapse=args.collapse,
                                   depth=args.depth, rankdir=args.rankdir, grads=args.grads, values=args.values)
-    print(f"wrote {written}")
+    write_out(f"wrote {written}\n")
     return 0

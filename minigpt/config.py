@@ -141,6 +141,9 @@ class TrainConfig:
                     problem = f"must be 0 or more, got {value!r}"
                 elif field.name == "threads" and value > MAX_THREADS:
                     problem = f"must be at most {MAX_THREADS}, got {value!r}"
+                elif field.name == "eval_iters" and value > MAX_EVAL_ITERS:
+                    problem = (f"must be at most {MAX_EVAL_ITERS}, got {value!r} (each evaluation runs that many "
+                               "batches on each split; nanoGPT's takes 200)")
                 elif field.name == "grad_accum" and value > MAX_GRAD_ACCUM:
                     problem = (f"must be at most {MAX_GRAD_ACCUM}, got {value!r} (each step runs that many batches; "
                                "a larger batch is --batch-size)")
@@ -163,6 +166,7 @@ CORPUS_DEFAULTS: dict[str, dict[str, Any]] = {"shakespeare": {}, "tang": {"eval_
 
 
 MAX_GRAD_ACCUM = 1024  # micro-batches a step: GPT-2's recipe takes 40; a million would make a step of hours
+MAX_EVAL_ITERS = 10_000  # batches per split in an evaluation: 10**8 would evaluate for days before a step
 MAX_THREADS = 1024  # more BLAS threads than any machine has cores (a larger count overflows BLAS's C int)
 _AT_LEAST_ONE = ("eval_interval", "eval_iters", "log_interval", "batch_size", "block_size", "n_layer", "n_head",
                  "n_embd", "grad_accum")

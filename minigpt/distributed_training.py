@@ -42,10 +42,20 @@ LAUNCHER_VARIABLES = (("PMI_RANK", "PMI_SIZE"), ("OMPI_COMM_WORLD_RANK", "OMPI_C
 
 
 def launched_rank_and_size() -> tuple[int, int]:
-    """(this process's rank, the number of ranks) as mpiexec's environment says; (0, 1) outside mpiexec."""
-    for rank, size in LAUNCHER_VARIABLES:
-        if os.environ.get(size):
-            return int(os.environ.get(rank, "0")), int(os.environ[size])
+    """(this process's rank, the number of ranks) as mpiexec's environment says; (0, 1) outside mpiexec.
+
+    A ValueError names a variable that is not a count of ranks or a rank among them (PMI_SIZE=abc, PMI_RANK=7 of 2).
+    """
+    for rank_name, size_name in LAUNCHER_VARIABLES:
+        if os.environ.get(size_name):
+            size, rank = os.environ[size_name].strip(), os.environ.get(rank_name, "0").strip()
+            if not size.isdecimal() or int(size) < 1:
+                raise ValueError(f"{size_name}={os.environ[size_name]!r} is not a number of processes (mpiexec "
+                                 "sets it)")
+            if not rank.isdecimal() or int(rank) >= int(size):
+                raise ValueError(f"{rank_name}={os.environ.get(rank_name)!r} is not a rank of the {size} processes "
+                                 f"that {size_name} says (0 to {int(size) - 1})")
+            return int(rank), int(size)
     return 0, 1
 
 

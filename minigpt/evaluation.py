@@ -53,11 +53,22 @@ def estimate_loss(model: GPT, data: Dataset, cfg: TrainConfig, device: str) -> d
     return out
 
 
+def loss_curve_problem() -> str | None:
+    """Why no loss curve can be drawn, or None: matplotlib is missing, or its settings break it (MPLBACKEND=x)."""
+    if importlib.util.find_spec("matplotlib") is None:
+        return "matplotlib is not installed: pip install matplotlib"
+    try:
+        import matplotlib  # noqa: F401  (reads MPLBACKEND and matplotlibrc: a bad value raises here)
+    except (ImportError, ValueError) as error:
+        return f"matplotlib cannot be imported: {error}"
+    return None
+
+
 def plot_losses(metrics: list[dict[str, Any]], path: Path) -> None:
     """Draw the batch loss, the evaluated train/val losses and the learning rate to `path` (a PNG).
 
-    Does nothing without matplotlib (train() has said so once).
+    Does nothing when matplotlib cannot draw (train() has said why, once).
     """
-    if importlib.util.find_spec("matplotlib") is None:
+    if loss_curve_problem() is not None:
         return
     mg.viz.plot_loss_curves(metrics, path=path, title=None)

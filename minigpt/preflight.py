@@ -121,6 +121,8 @@ def _open_lock(path: Path) -> BinaryIO:
 
 def make_out_dir(out_dir: Path) -> None:
     """Create --out-dir now, so that a folder we cannot write fails at once rather than at the first save."""
+    if out_dir.is_symlink() and not out_dir.exists():  # (mkdir would say "File exists")
+        raise ConfigError(f"--out-dir {out_dir} is a symbolic link to {os.readlink(out_dir)}, which leads to no folder")
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as error:

@@ -74,11 +74,35 @@ class Progress:
 
 def write(message: str) -> None:
     """Print a message line without breaking a bar that is being drawn (nothing, once stdout's reader has gone)."""
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    # A terminal that cannot show a character of a path (PYTHONIOENCODING=ascii) gets it as \u6a21: a run's
+    # messages never stop a run.
+    message = message.encode(encoding, "backslashreplace").decode(encoding, "replace")
     try:
         tqdm.write(message)
         sys.stdout.flush()
     except BrokenPipeError:
         discard_stdout()
+    except OSError as error:
+        raise _stdout_error(error) from None
+
+
+def write_out(text: str) -> None:
+    """Write `text` to stdout now: a BrokenPipeError when its reader has gone (the caller stops quietly), and any
+    other failure (a full disk under `> out.txt`) as an OSError that names stdout."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise _stdout_error(error) from None
+
+
+def _stdout_error(error: OSError) -> OSError:
+    """`error`, naming stdout; stdout itself now goes nowhere, so that Python's flush at exit says nothing more."""
+    discard_stdout()
+    return OSError(error.errno, error.strerror, "<stdout>")
 
 
 def discard_stdout() -> None:

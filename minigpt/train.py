@@ -32,7 +32,6 @@ Read next: preflight.py (the checks before a run), signals.py (how a run stops),
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import math
 import time
 import warnings
@@ -51,7 +50,7 @@ from minigpt import distributed_training as ddp
 from minigpt.config import GPTConfig, TrainConfig
 from minigpt.data import Dataset, get_batch, load_dataset
 from minigpt.errors import ConfigError, TrainingError
-from minigpt.evaluation import estimate_loss, evaluation_batches, plot_losses
+from minigpt.evaluation import estimate_loss, evaluation_batches, loss_curve_problem, plot_losses
 from minigpt.model import GPT
 from minigpt.progress import Progress, write
 from minigpt.signals import StopOnSignals
@@ -268,8 +267,9 @@ def _resume(run: _Run, resumed: checkpoint.Checkpoint) -> None:
 def _announce(run: _Run) -> None:
     """Say what is about to be trained, on what, and for how long."""
     cfg = run.cfg
-    if importlib.util.find_spec("matplotlib") is None:
-        write("note: no loss curve (matplotlib is not installed: pip install matplotlib)")
+    problem = loss_curve_problem()
+    if problem is not None:
+        write(f"note: no loss curve ({problem})")
     n_params, eval_batches = run.model.num_parameters(), evaluation_batches(cfg)
     write(f"training on {run.data.name}: {len(run.data.train):,} train / {len(run.data.val):,} val characters, "
           f"vocabulary {run.data.tokenizer.vocab_size}; {n_params / 1e6:.2f}M parameters on {run.device}; "

@@ -40,6 +40,8 @@ import numpy as np
 
 import minigrad as mg
 from minigpt.data import load_dataset
+from minigpt.distributed_training import launched_rank_and_size
+from minigpt.progress import discard_stdout, write_out
 from minigpt.tokenizer import CharTokenizer
 
 WINDOW = 64  # characters of context a model may use, and characters scored, per window
@@ -193,13 +195,29 @@ def main(argv: list[str] | None = None) -> int:
     score.add_argument("out_dir", metavar="OUT_DIR",
                        help="minigpt train 的 --out-dir，或 tutorials/pretrained/kneser_ney 这样的文件夹")
     args = parser.parse_args(argv)
+    prog = "python -m tutorials.yardstick score"
     try:
+        if launched_rank_and_size()[0] != 0:
+            return 0  # under mpiexec: rank 0 scores and says so, once
         result, ys = score_checkpoint(args.out_dir)
-    except (ValueError, FileNotFoundError, mg.CheckpointError) as error:
-        print(f"python -m tutorials.yardstick score: 错误：{error}", file=sys.stderr)
+        write_out(f"{args.out_dir}: {result} 纳特/字符（码尺：验证集上 {WINDOWS} 个窗口，每个 {WINDOW} 个字符；"
+                  f"均匀乱猜是 {math.log(ys.vocab_size):.3f}）\n")
+    except UnicodeEncodeError as error:  # PYTHONIOENCODING=ascii: the line itself cannot be shown in Chinese
+        print(f"{prog}: error: this terminal's encoding ({error.encoding}) cannot show Chinese: set "
+              "PYTHONIOENCODING=utf-8, or use a UTF-8 locale", file=sys.stderr)
         return 2
-    print(f"{args.out_dir}: {result} 纳特/字符（码尺：验证集上 {WINDOWS} 个窗口，每个 {WINDOW} 个字符；"
-          f"均匀乱猜是 {math.log(ys.vocab_size):.3f}）")
+    except (ValueError, FileNotFoundError, mg.CheckpointError) as error:
+        print(f"{prog}: 错误：{error}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `| head` that has read enough
+        discard_stdout()
+        return 141
+    except OSError as error:  # a full disk under `> score.txt`: named, one line
+        print(f"{prog}: 错误：{error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"\n{prog}: 已中断", file=sys.stderr)
+        return 130
     return 0
 
 

@@ -17,6 +17,7 @@ file; its error names `path`. Reading goes through serialization.open_regular_fi
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
 import stat
@@ -57,6 +58,18 @@ def write_file(path: str | os.PathLike, data: bytes | str, durable: bool = False
     if durable:
         fsync_directory(path.parent)
     return path
+
+
+def make_folder(folder: str | os.PathLike) -> Path:
+    """`mkdir -p folder`, whose error names the file that stands where a folder is needed (mkdir's says "File
+    exists")."""
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as error:
+        blocking = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), error.filename)
+        raise NotADirectoryError(errno.ENOTDIR, "not a folder, and a folder is needed here", str(blocking)) from None
+    return folder
 
 
 def fsync_directory(directory: str | os.PathLike) -> None:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.tools.files import write_file
+from minigrad.tools.files import make_folder, write_file
 from minigrad.tools.serialization import read_bytes
 
 # Fonts that have the CJK (Chinese, Japanese, Korean) characters, by family name, then by file name.
@@ -50,7 +50,7 @@ def _new_figure(width: float, height: float) -> Any:
 
 def _save(figure: Any, path: str | Path | None, dpi: int = 110) -> Any:
     if path is not None:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        make_folder(Path(path).parent)
         save_figure(figure, path, dpi=dpi)
     return figure
 

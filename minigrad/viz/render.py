@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from minigrad.tensor import Tensor
-from minigrad.tools.files import write_file
+from minigrad.tools.files import make_folder, write_file
 from minigrad.viz.dot import _DotWriter, _resolve_grads, format_shape
 from minigrad.viz.graph import gradient_norms
 
@@ -59,7 +59,7 @@ def _render(body: list[str], path: Path | None, format: str, say: bool = True) -
         if digraph is None and say:  # nothing to render and nothing to return: say why
             print(f"minigrad.viz: the graphviz Python package is missing: {INSTALL_PACKAGE}", file=sys.stderr)
         return digraph, None
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(path.parent)
     if format == "dot":
         return digraph, write_file(path, source)
     picture, why_not = _run_dot(source, format)
@@ -145,7 +145,7 @@ def backward_frames(
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    make_folder(out_dir)
     steps = gradient_norms(loss)
     options = _defaults(options)
     paths: list[Path] = []

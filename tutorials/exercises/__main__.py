@@ -10,11 +10,33 @@ from __future__ import annotations
 import argparse
 import sys
 
+from minigpt.progress import discard_stdout
 from tutorials.exercises import LECTURES, answers, coaching, find, lecture_of, print_reports, report
 from tutorials.exercises.grading import LEVELS, Result, grade, grade_final
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command; what stops it from outside the learner's code (the terminal, the disk, Ctrl-C) is one line."""
+    prog = "python -m tutorials.exercises"
+    try:
+        return _main(argv)
+    except UnicodeEncodeError as error:  # PYTHONIOENCODING=ascii: Chinese cannot be shown, so say it in English
+        print(f"{prog}: error: this terminal's encoding ({error.encoding}) cannot show Chinese: set "
+              "PYTHONIOENCODING=utf-8, or use a UTF-8 locale", file=sys.stderr)
+    except BrokenPipeError:  # `| head` that has read enough: stop quietly
+        discard_stdout()
+        return 141
+    except OSError as error:  # a full disk under `> report.txt`, a progress file that cannot be written
+        discard_stdout()
+        print(f"{prog}: 错误：{error.filename or '标准输出'}：{error.strerror}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"\n{prog}: 已中断", file=sys.stderr)
+        return 130
+    return 2
+
+
+def _main(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tutorials.exercises",
                                      description="检查课程练习（答案写在 tutorials/exercises/lectureNN.py 里）")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -41,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.which is not None and lecture_of(args.which) != lecture_of(number):
             raise ValueError(f"练习 {number} 不在第 {args.which} 讲里")
         return help_with(number, args)
+    except UnicodeEncodeError:  # (the terminal's, said by main)
+        raise
     except ValueError as error:
         print(f"python -m tutorials.exercises: {error}", file=sys.stderr)
         return 2

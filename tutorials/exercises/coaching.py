@@ -19,6 +19,7 @@ from typing import Any
 
 import tutorials.solutions
 from minigrad.tools.files import write_file
+from minigrad.tools.serialization import read_bytes
 from tutorials.exercises.grading import Exercise, Result
 from tutorials.exercises.hints import hints_for
 
@@ -31,11 +32,28 @@ def state_path() -> Path:
     return Path(chosen) if chosen else Path.home() / ".cache" / "minigrad-course" / "progress.json"
 
 
+MAX_STATE_BYTES = 2**20  # a few hundred hints and scores take a few kB
+RESTART = "（它若是课程写下的，删掉它，进度就从头记起）"
+
+
 def load_state() -> dict[str, Any]:
-    """What has been handed out so far: {"hints": {"3.3": 2}, "revealed": [...], "finals": {"1.6": {...}}}."""
+    """What has been handed out so far: {"hints": {"3.3": 2}, "revealed": [...], "finals": {"1.6": {...}}}.
+
+    A file that is not such a record (not JSON, a FIFO, /dev/zero, another program's file) is a ValueError naming
+    it, in one line, rather than a traceback or a wait; it is never read past MAX_STATE_BYTES.
+    """
     path = state_path()
-    state = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    return {"hints": state.get("hints", {}), "revealed": state.get("revealed", []), "finals": state.get("finals", {})}
+    if not path.exists() and not path.is_symlink():
+        return {"hints": {}, "revealed": [], "finals": {}}
+    try:
+        state = json.loads(read_bytes(path, MAX_STATE_BYTES).decode("utf-8"))
+    except (OSError, ValueError, RecursionError) as error:  # (CheckpointError: not a regular file, or too large)
+        raise ValueError(f"进度文件 {path} 读不了（{error}）：用 {STATE_VARIABLE} 指向别的文件{RESTART}") from None
+    kinds = {"hints": dict, "revealed": list, "finals": dict}
+    if not isinstance(state, dict) or any(not isinstance(state.get(k, kind()), kind) for k, kind in kinds.items()) \
+            or not all(type(seen) is int for seen in state.get("hints", {}).values()):
+        raise ValueError(f"进度文件 {path} 不是课程记下的进度：用 {STATE_VARIABLE} 指向别的文件{RESTART}")
+    return {key: state.get(key, kind()) for key, kind in kinds.items()}
 
 
 def save_state(state: dict[str, Any]) -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import nbformat
 
-from minigrad.tools.files import write_file  # every file of the site: never through a link
+from minigrad.tools.files import make_folder, write_file  # every file of the site: never through a link
 from tutorials.site.exercises import exercises_html
 from tutorials.site.render import Markdown, code, outputs, pygments_css
 
@@ -229,10 +229,10 @@ def build(out: Path, notebooks: Path | None = None, numbers: list[str] | None = 
     if notebooks is None:
         with tempfile.TemporaryDirectory(prefix="site-notebooks-") as work:
             return build(out, execute([p.name[:2] for p in paths], quick, Path(work)), numbers, quick)
-    missing = [p.stem for p in paths if not (notebooks / f"{p.stem}.ipynb").exists()]
+    missing = [p.stem for p in paths if not (notebooks / f"{p.stem}.ipynb").is_file()]  # (a FIFO would hang)
     if missing:
         raise SystemExit(f"no executed notebook for {', '.join(missing)} in {notebooks}")
-    out.mkdir(parents=True, exist_ok=True)
+    make_folder(out)  # (OUT_DIR a file: its error names it)
     static = out / "static"
     static.mkdir(exist_ok=True)
     for asset in STATIC.iterdir():

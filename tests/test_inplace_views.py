@@ -129,3 +129,22 @@ def test_a_view_made_outside_the_graph_is_refused_in_one_line():
     with pytest.raises(RuntimeError) as error:
         v[1] = mg.tensor(3.0, requires_grad=True)
     assert "shares its memory with another" in str(error.value) and "\n" not in str(error.value)
+
+
+def test_repeated_updates_through_views_of_an_ops_scratch_memory_as_pytorch():
+    """A Linear's output is itself a view of the op's own array: updates through a view of it, twice, and through
+    a view of a view, each recorded (the walk up the views stops at the tensor it belongs to)."""
+    found = []
+    for lib in (torch, mg):
+        lib.manual_seed(0)
+        w = lib.tensor(np.arange(12, dtype=np.float32).reshape(4, 3) / 10, requires_grad=True)
+        x = lib.tensor(np.ones((2, 3, 3), dtype=np.float32))
+        out = x @ w.T  # (2, 3, 4)
+        flat = out.reshape(-1, 4)
+        flat[0] = 1.0
+        flat[1:3] *= 2
+        flat.t()[0] += 5
+        (out * out).sum().backward()
+        found.append((out.detach().numpy(), w.grad.numpy()))
+    np.testing.assert_allclose(found[1][0], found[0][0], rtol=1e-6)
+    np.testing.assert_allclose(found[1][1], found[0][1], rtol=1e-6)

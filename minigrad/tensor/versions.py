@@ -64,7 +64,10 @@ def bases_of_view(view: Any) -> list | None:
     output may itself be a view of the op's own scratch array, as Linear's is). [] when `view` is that tensor
     itself; None when an in-place update through it cannot be recorded (a view made outside the graph)."""
     links, node, owner = [], view, view.array.base
-    while node._ctx is not None and node._ctx.name in VIEW_OPS:
+    # Up the views to the owner of the memory; an op that update_base recorded (it puts a view back into its base)
+    # makes its output a base, not a view, so the walk stops there and never goes round the view and its base.
+    while node.array is not owner and node._ctx is not None and node._ctx.name in VIEW_OPS and \
+            not getattr(node._ctx, "puts_back", False):
         ctx = node._ctx
         if ctx.released or len(ctx.parents) != 1 or getattr(ctx, "advanced", None) is not None:
             return None
@@ -72,9 +75,9 @@ def bases_of_view(view: Any) -> list | None:
         if node.array is not owner and node.array.base is not owner:
             return None
         links.append((ctx, node))
-    if not links and view._ctx is None:  # a view of another tensor's memory made outside the graph (detach()[i])
-        return None
-    return links if node.array is owner or node.array.base is owner else None
+    # The memory's tensor owns it, or is an op's output that is a view of the op's scratch array; a view made outside
+    # the graph (x.detach()[0]) has no op, and what it shares is unknown: refused.
+    return links if node.array is owner or (node._ctx is not None and node.array.base is owner) else None
 
 
 def update_base(base: Any, view: Any, ctx: Any) -> None:
@@ -92,6 +95,7 @@ def update_base(base: Any, view: Any, ctx: Any) -> None:
         result = ops.shape.Permute.apply(view, dims=tuple(int(d) for d in np.argsort(ctx.dims)))
     else:  # the slice written back into base's array: the same memory, so only the graph changes
         result = ops.indexing.SetItem.apply(base_before, view, basic=ctx.basic, advanced=None)
+    result._ctx.puts_back = True  # (bases_of_view stops here)
     take_over(base, result, base_before)
     view_before = stand_in(view)
     if ctx.name == "Reshape":

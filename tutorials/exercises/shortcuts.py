@@ -9,7 +9,7 @@ Read next: refusal.py.
 
 from __future__ import annotations
 
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -116,6 +116,12 @@ def _mlp_module(x, w1, b1, w2, b2):
     return block.mlp(x)
 
 
+def _block_by_minigpt(x, ln_1, attn, ln_2, mlp):
+    """9.3 by minigpt's own Block.forward, run on a stand-in object that holds the four sublayers."""
+    stand_in = SimpleNamespace(pre_norm=True, ln_1=ln_1, attn=lambda h, kv_cache=None: attn(h), ln_2=ln_2, mlp=mlp)
+    return gpt_model.Block.forward(stand_in, x)
+
+
 def _adamw_by_optimizer(p, g, m, v, t, lr, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.0):
     param = mg.nn.Parameter(mg.tensor(p.copy()))
     optimizer = mg.optim.AdamW([param], lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
@@ -186,6 +192,7 @@ SHORTCUTS: dict[str, tuple[Any, ...]] = {
     "7.5": (lambda a, b: Score(a).gap(Score(b)),),
     "9.1": (lambda idx, wte, wpe: F.embedding(idx, wte) + F.embedding(np.arange(idx.shape[-1]), wpe),),
     "9.2": (_mlp_module, lambda x, w1, b1, w2, b2: F.linear(F.gelu(F.linear(x, w1, b1)), w2, b2)),
+    "9.3": (_block_by_minigpt,),
     "9.4": (lambda logits, targets: F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
                                                     np.asarray(targets).reshape(-1)),),
     "9.5": (lambda step, max_lr, warmup, decay, min_lr: mg.optim.cosine_with_warmup(step, max_lr, warmup, decay,

@@ -18,7 +18,7 @@ import pytest
 
 import minigrad as mg
 from minigpt import GPT, GPTConfig
-from tutorials.capstone import PARTS, YourGPT, load_parts, train, train_minigpt
+from tutorials.capstone import PARTS, YourGPT, fall_back_if, load_parts, train, train_minigpt
 
 CONFIG = GPTConfig(vocab_size=23, block_size=16, n_layer=2, n_head=4, n_embd=32)
 SOLUTIONS = Path(__file__).resolve().parent.parent / "tutorials" / "solutions"
@@ -135,3 +135,21 @@ def test_a_broken_answer_file_falls_back_with_one_line_and_never_raises(tmp_path
         assert same_file and all(parts.writer[k] == "你" for k in same_file)
     theirs, mine = twins(parts)  # and the model built from what is left works
     np.testing.assert_allclose(mine(ids(0))[0].numpy(), theirs(ids(0))[0].numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_a_part_that_fails_later_falls_back_with_one_line_naming_it():
+    # lecture 09 §3 and §7: a part that passed both gates but breaks the curve or the sampling is found, replaced by
+    # the reference with one line that names its exercise, as the gates do; the learner's other parts stay theirs
+    parts = load_parts("solutions")
+
+    def bad(*args, **kwargs):
+        return 0.0
+
+    parts.functions["train_step"], parts.writer["train_step"], parts.writer["lr_at"] = bad, "你", "你"
+    line = fall_back_if(parts, ("lr_at", "train_step"),
+                        lambda p: "曲线对不上" if p.functions["train_step"] is bad else None)
+    assert line is not None and "练习 9.7" in line and "曲线对不上" in line and "\n" not in line
+    assert "check 9.7" in line and parts.notes[-1] == line
+    assert parts.writer["train_step"] == "参考答案" and parts.functions["train_step"] is not bad
+    assert parts.writer["lr_at"] == "你"
+    assert fall_back_if(parts, ("lr_at", "train_step"), lambda p: None) is None

@@ -18,6 +18,12 @@ anywhere; they are found, so that a new module or a new alias is covered the day
    checkers build their own models and call the library to compute what is expected); otherwise the answer
    reached it, and it raises `Shortcut`. An answer that catches the refusal still fails: refusals are
    recorded. Every binding is put back when grading ends, even after an error.
+4. **What the answer holds.** A function can be held without a binding: a default argument, a closure, an
+   attribute of a stand-in object, a function rebuilt from a code object. When an answer holds such code
+   (`held_code`), a trace function watches every call while it is graded (`watching`), by code object.
+5. **The reference solution.** Its functions are guarded like the library's, and watched the same way, unless the
+   answer graded is the reference itself (`check --solutions`, the tests, the mutants). Whose code a frame runs is
+   decided by origin.py, which a file name cannot fool.
 
 This is test-time replacement inside the grader, and nowhere else. Read next: shortcuts.py.
 """

@@ -677,7 +677,7 @@ WRONG = GAPS + SHORTCUTS + [
     ("9.5", lambda step, max_lr, warmup, decay, min_lr: sol09.lr_at(step, max_lr, warmup, decay, 0.0)
      if step >= warmup else sol09.lr_at(step, max_lr, warmup, decay, min_lr), "不是 0"),
     ("9.6", adamw_without_bias_correction, "偏差修正"),
-    ("9.7", train_step_without_clipping, "没有裁剪梯度"),
+    ("9.7", train_step_without_clipping, "更新用的是没裁剪的梯度"),
 ]
 
 

@@ -200,13 +200,16 @@ def test_a_progress_file_the_course_cannot_use_is_named_in_one_line(tmp_path, mo
 
 
 def test_a_device_as_the_progress_file_is_refused_at_once(monkeypatch, capsys):
-    monkeypatch.setenv(STATE_VARIABLE, "/dev/zero")  # reads forever, as /dev/full does
+    monkeypatch.setenv(STATE_VARIABLE, "/dev/full")  # a device: reading it never ends
     started = time.perf_counter()
     with pytest.raises(progress.StateError, match="不是一个普通文件"):
         progress.load_state()
-    with pytest.raises(progress.StateError, match="/dev/zero"):
+    with pytest.raises(progress.StateError, match="/dev/full"):
         progress.save_state({"hints": {}, "revealed": [], "finals": {}})
     assert time.perf_counter() - started < 5
+    assert main(["check", "--hint", "3.3"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "/dev/full" in err and "\n" not in err
 
 
 def test_a_record_that_cannot_be_written_is_named_in_one_line(tmp_path, monkeypatch):

@@ -154,6 +154,7 @@ def job_code(reference: Any, shortcuts: Iterable[Any], check: Callable[[Any], An
     0.2's `Mul`, even though `a * b` is elementary everywhere else).
     """
     global PANEL
+    index()  # every library module imported first: importing one is not what a shortcut reaches
     if PANEL is None:
         PANEL = _panel_reach()
     allowed = reached(lambda: check(reference))

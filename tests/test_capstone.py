@@ -10,7 +10,6 @@ the command that checks it; nothing raises. Answer files are written to tmp_path
 from __future__ import annotations
 
 import importlib.util
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -83,13 +82,13 @@ def test_blank_answers_fall_back_part_by_part_with_one_line_for_all():
 
 
 def reader(tmp_path: Path, files: dict[str, str]):
-    """read(lecture): the module in tmp_path/lectureNN.py (written from `files`, else copied from the solutions)."""
+    """read(lecture): the module in tmp_path/lectureNN.py (written from `files`, else from the solutions' file). The
+    learner's file starts with a line of its own: its code is then the learner's, not the reference's (compared by
+    value, line numbers included: the grader refuses the reference's code to an answer, origin.py)."""
     def read(lecture: str):
         path = tmp_path / f"answers_{lecture}.py"
-        if lecture in files:
-            path.write_text(files[lecture], encoding="utf-8")
-        else:
-            shutil.copy(SOLUTIONS / f"lecture{lecture}.py", path)
+        source = files.get(lecture, (SOLUTIONS / f"lecture{lecture}.py").read_text(encoding="utf-8"))
+        path.write_text("# 学习者的答案（测试里由参考答案改成）\n" + source, encoding="utf-8")
         spec = importlib.util.spec_from_file_location(f"answers_{lecture}", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)

@@ -105,7 +105,7 @@ def _one_child(exercises: list[Exercise], load: Callable[[], Any],
                 if current is None:
                     return results
                 return results + [Result(current, "error", f"答案让检查进程退出了（退出码 {child.exitcode}："
-                                                           "os._exit、sys.exit 或解释器崩溃）：这一题算没通过")]
+                                                           "os._exit、sys.exit，或者解释器出了错）：这一题算没通过")]
             kind = message[0]
             if kind == "import-error":
                 raise AnswerFileError(message[1])

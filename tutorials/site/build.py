@@ -79,7 +79,7 @@ def execute(numbers: list[str], quick: bool, work: Path) -> Path:
         raise SiteError(f"找不到 {RUNNER}：在仓库的检出里运行网站生成器，或者用 --notebooks 给出运行过的 Notebook")
     mode = "quick" if quick else "full"
     if subprocess.run([sys.executable, str(RUNNER), "--modes", mode, str(work), *numbers]).returncode != 0:
-        raise SiteError("有一讲运行出错了（出错的那一格和回溯在上面）：网站没有生成")
+        raise SiteError("有一讲运行出错了（出错的那一格和它的 Traceback 在上面）：网站没有生成")
     return work / mode
 
 

@@ -106,18 +106,37 @@ SMALL = GPTConfig(vocab_size=ys.vocab_size, block_size=yardstick.WINDOW, n_layer
 SEED = 7
 mg.manual_seed(SEED)
 theirs = GPT(SMALL)
-mine = YourGPT(SMALL, parts)
-mine.load_state_dict(theirs.state_dict())
-assert [n for n, _ in mine.named_parameters()] == [n for n, _ in theirs.named_parameters()]
 x, y = ys.x[:8], ys.y[:8]
 their_logits, their_loss = theirs(x, y)
-my_logits, my_loss = mine(x, y)
 their_loss.backward()
-my_loss.backward()
-logit_gap = float(np.abs(their_logits.numpy() - my_logits.numpy()).max())
-mine_by_name = dict(mine.named_parameters())
-grad_gaps = {name: float(np.abs(p.grad.numpy() - mine_by_name[name].grad.numpy()).max()
-                         / (np.abs(p.grad.numpy()).max() + 1e-12)) for name, p in theirs.named_parameters()}
+
+
+def compared(model_parts: Parts) -> tuple:
+    """装了同样权重的你的 GPT：它的损失、logits 之差、每个参数梯度的相对之差"""
+    mine = YourGPT(SMALL, model_parts)
+    mine.load_state_dict(theirs.state_dict())
+    assert [n for n, _ in mine.named_parameters()] == [n for n, _ in theirs.named_parameters()]
+    my_logits, my_loss = mine(x, y)
+    my_loss.backward()
+    mine_by_name = dict(mine.named_parameters())
+    return my_loss, float(np.abs(their_logits.numpy() - my_logits.numpy()).max()), {
+        name: float(np.abs(p.grad.numpy() - mine_by_name[name].grad.numpy()).max() / (np.abs(p.grad.numpy()).max()
+                                                                                     + 1e-12))
+        for name, p in theirs.named_parameters()}
+
+
+def model_differs(model_parts: Parts) -> str | None:
+    """差得太多时说差多少（下面的断言不点名练习；差了就让 fall_back_if 找出是哪个零件）"""
+    _, gap, gaps = compared(model_parts)
+    return None if gap <= 1e-5 and max(gaps.values()) <= 1e-4 else \
+        f"同样的权重，logits 差 {gap:.1e}、梯度的相对之差最大 {max(gaps.values()):.1e}"
+
+
+note = fall_back_if(parts, ("embed", "layer_norm_function", "layer_norm", "split_heads", "softmax",
+                            "causal_attention", "mlp", "block", "lm_loss"), model_differs)
+if note:
+    print("！！", note)
+my_loss, logit_gap, grad_gaps = compared(parts)
 worst = max(grad_gaps, key=grad_gaps.get)
 print(f"损失：minigpt {their_loss.item():.6f}，你的 {my_loss.item():.6f}；logits 之差最大 {logit_gap:.2e}")
 print(f"{len(grad_gaps)} 个参数的梯度，相对之差最大的是 {worst}：{grad_gaps[worst]:.2e}")

@@ -51,6 +51,15 @@ def _seed():
     mg.manual_seed(0)
 
 
+@pytest.fixture(autouse=True)
+def _course_records(tmp_path_factory, monkeypatch):
+    """The course's progress file and yardstick log (tutorials/exercises/progress.py) in a scratch folder, never the
+    user's: a test that scores on the yardstick is logged there."""
+    folder = tmp_path_factory.mktemp("course-records")
+    monkeypatch.setenv("MINIGRAD_COURSE_STATE", str(folder / "progress.json"))
+    monkeypatch.setenv("MINIGRAD_COURSE_LOG", str(folder / "yardstick.jsonl"))
+
+
 def pytest_runtest_setup(item):
     if item.get_closest_marker("torch") is not None and importlib.util.find_spec("torch") is None:
         pytest.skip("needs PyTorch, the tests' optional oracle (pip install torch==2.13.0)")

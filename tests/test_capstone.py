@@ -10,7 +10,6 @@ the command that checks it; nothing raises. Answer files are written to tmp_path
 from __future__ import annotations
 
 import importlib.util
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +17,7 @@ import pytest
 
 import minigrad as mg
 from minigpt import GPT, GPTConfig
-from tutorials.capstone import PARTS, YourGPT, load_parts, train, train_minigpt
+from tutorials.capstone import PARTS, YourGPT, fall_back_if, load_parts, train, train_minigpt
 
 CONFIG = GPTConfig(vocab_size=23, block_size=16, n_layer=2, n_head=4, n_embd=32)
 SOLUTIONS = Path(__file__).resolve().parent.parent / "tutorials" / "solutions"
@@ -83,13 +82,13 @@ def test_blank_answers_fall_back_part_by_part_with_one_line_for_all():
 
 
 def reader(tmp_path: Path, files: dict[str, str]):
-    """read(lecture): the module in tmp_path/lectureNN.py (written from `files`, else copied from the solutions)."""
+    """read(lecture): the module in tmp_path/lectureNN.py (written from `files`, else from the solutions' file). The
+    learner's file starts with a line of its own: its code is then the learner's, not the reference's (compared by
+    value, line numbers included: the grader refuses the reference's code to an answer, origin.py)."""
     def read(lecture: str):
         path = tmp_path / f"answers_{lecture}.py"
-        if lecture in files:
-            path.write_text(files[lecture], encoding="utf-8")
-        else:
-            shutil.copy(SOLUTIONS / f"lecture{lecture}.py", path)
+        source = files.get(lecture, (SOLUTIONS / f"lecture{lecture}.py").read_text(encoding="utf-8"))
+        path.write_text("# 学习者的答案（测试里由参考答案改成）\n" + source, encoding="utf-8")
         spec = importlib.util.spec_from_file_location(f"answers_{lecture}", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
@@ -135,3 +134,21 @@ def test_a_broken_answer_file_falls_back_with_one_line_and_never_raises(tmp_path
         assert same_file and all(parts.writer[k] == "你" for k in same_file)
     theirs, mine = twins(parts)  # and the model built from what is left works
     np.testing.assert_allclose(mine(ids(0))[0].numpy(), theirs(ids(0))[0].numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_a_part_that_fails_later_falls_back_with_one_line_naming_it():
+    # lecture 09 §3 and §7: a part that passed both gates but breaks the curve or the sampling is found, replaced by
+    # the reference with one line that names its exercise, as the gates do; the learner's other parts stay theirs
+    parts = load_parts("solutions")
+
+    def bad(*args, **kwargs):
+        return 0.0
+
+    parts.functions["train_step"], parts.writer["train_step"], parts.writer["lr_at"] = bad, "你", "你"
+    line = fall_back_if(parts, ("lr_at", "train_step"),
+                        lambda p: "曲线对不上" if p.functions["train_step"] is bad else None)
+    assert line is not None and "练习 9.7" in line and "曲线对不上" in line and "\n" not in line
+    assert "check 9.7" in line and parts.notes[-1] == line
+    assert parts.writer["train_step"] == "参考答案" and parts.functions["train_step"] is not bad
+    assert parts.writer["lr_at"] == "你"
+    assert fall_back_if(parts, ("lr_at", "train_step"), lambda p: None) is None

@@ -18,7 +18,7 @@ from tutorials.exercises.mutants import EQUIVALENT, mutants
 REQUIRED_RATE = 0.95
 KINDS = ["axis flipped", "term dropped", "off by one", "operator flipped", "sign flipped", "gradient cut",
          "moved later", "comparison", "swapped name", "call dropped", "transpose dropped", "answers swapped",
-         "axis from the front", "shape from the front", "library shortcut"]
+         "axis from the front", "shape from the front", "bound dropped", "condition dropped", "library shortcut"]
 REPORT: dict[str, str] = {}
 
 
@@ -84,6 +84,10 @@ def test_every_kind_of_mistake_is_made():
     ("3.3", "shape from the front: q.shape[-1] → q.shape[2]"),  # the scale read from T at (B, nh, T, hs)
     ("3.3", "library shortcut"),  # F.scaled_dot_product_attention(q, k, v, is_causal=True)
     ("5.2", "library shortcut"),  # F.layer_norm
+    ("9.7", "bound dropped: min(1.0, grad_clip / (norm + 1e-06)) → grad_clip / (norm + 1e-06)"),  # no min(1, ·)
+    ("9.7", "condition dropped: weight_decay if p.ndim >= 2 else 0.0 → weight_decay"),  # decay on every parameter
+    ("9.2", "swapped name: (h / math.sqrt(2)).erf → (h / math.sqrt(2)).tanh"),
+    ("9.3", "library shortcut"),  # minigpt's Block.forward on a stand-in object
 ])
 def test_the_known_mistakes_are_among_the_mutants_and_are_rejected(number, fragment):
     lecture = f"{int(number.split('.')[0]):02d}"

@@ -70,17 +70,59 @@ def test_a_lecture_with_no_guess_made_says_so_instead_of_a_score(capsys):
     assert "没有一个猜测可以打分" in out and "个在实测的" not in out
 
 
-def test_bad_guesses_and_unknown_keys_raise_clear_errors():
+def test_bad_guesses_and_unknown_keys_raise_clear_errors_in_chinese():
     guesses = Predictions("02")
-    with pytest.raises(ValueError, match="not one of the options"):
+    with pytest.raises(ValueError, match=r"先猜一猜 \[x\]：'maybe' 不是选项之一"):
         guesses.guess("x", "maybe", options=["yes", "no"])
-    with pytest.raises(ValueError, match="must be a number"):
+    with pytest.raises(ValueError, match=r"先猜一猜 \[y\]：这一题要猜一个数，你写的是 '3'"):
         guesses.guess("y", "3")
-    with pytest.raises(KeyError, match="no guess"):
+    with pytest.raises(KeyError, match="还没有这个先猜一猜"):
         guesses.reveal("z", 1.0)
     guesses.guess("w", "yes", options=["yes", "no"])
-    with pytest.raises(ValueError, match="not one of the options"):
+    with pytest.raises(ValueError, match="不是选项之一"):
         guesses.reveal("w", "perhaps")
+
+
+def test_a_guess_changed_after_its_reveal_scores_its_first_value(tmp_path, capsys):
+    first = Predictions("06", folder=tmp_path)  # the first run of the lecture
+    first.guess("loss", 5.0, "损失")
+    first.guess("which", "A", "哪个", options=["A", "B"])
+    first.reveal("loss", 1.0)
+    first.reveal("which", "B")
+    assert (first.calibration().numbers_close, first.calibration().choices_right) == (0, 0)
+    capsys.readouterr()
+
+    again = Predictions("06", folder=tmp_path)  # run again, with both guesses changed to the answers now known
+    again.guess("loss", 1.0, "损失")
+    again.guess("which", "B", "哪个", options=["A", "B"])
+    assert "记分的仍是第一次的猜测 5.0" in capsys.readouterr().out
+    assert "你猜 5（看过实测后改成 1.0，不计）" in again.reveal("loss", 1.0)
+    assert "没猜对" in again.reveal("which", "B")
+    score = again.calibration()  # 0/2 stays 0/2
+    assert (score.numbers_close, score.choices_right, score.revised) == (0, 0, 2)
+    assert "2 个猜测在看过实测之后改过" in capsys.readouterr().out
+    record = json.loads((tmp_path / "guesses_06.json").read_text(encoding="utf-8"))
+    assert [(g["value"], g["revisions"]) for g in record["guesses"]] == [(5.0, [1.0]), ("A", ["B"])]
+
+
+def test_a_guess_first_written_after_its_reveal_is_not_scored(tmp_path, capsys):
+    first = Predictions("07", folder=tmp_path)
+    first.guess("gap", UNANSWERED, "差距")
+    first.reveal("gap", 0.05)
+    again = Predictions("07", folder=tmp_path)
+    again.guess("gap", 0.05, "差距")
+    assert "不计分" in capsys.readouterr().out
+    assert "看过实测之后写的" in again.reveal("gap", 0.05)
+    score = again.calibration()
+    assert (score.numbers, score.late) == (0, 1)
+
+
+def test_a_guess_changed_before_its_reveal_is_just_the_guess(tmp_path):
+    guesses = Predictions("08", folder=tmp_path)
+    guesses.guess("speed", 2.0, "快几倍")
+    guesses.guess("speed", 3.0, "快几倍")  # nothing has been shown yet
+    guesses.reveal("speed", 3.0)
+    assert guesses.calibration().numbers_close == 1 and not guesses.guesses["speed"].revisions
 
 
 LECTURES = sorted((Path(__file__).resolve().parent.parent / "tutorials").glob("0[0-9]_*.py"))  # 00-09, every lecture

@@ -337,20 +337,20 @@ print("可学习的位置表的形状：", learned.transformer.wpe.weight.shape)
 x_long, y_long = shift_batch(np.random.default_rng(7), 4, TEST_LEN)
 try:
     learned(x_long)
-    raise AssertionError("a learned table of 16 rows should not run on 48 positions")
+    raise AssertionError("只有 16 行的可学习位置表不该能在 48 个位置上前向")
 except ValueError as error:
     print("在 48 个词元上前向 ->", error)
 
 try:
     row = learned.transformer.wpe.weight[TEST_LEN - 1]
-    raise AssertionError("there should be no row for position 47")
+    raise AssertionError("位置表里不该有第 47 行")
 except IndexError as error:
     print(f"取 wpe.weight[{TEST_LEN - 1}] ->", type(error).__name__, error)
 
 # 把训练好的权重装进一个为 48 个位置建的模型也不行：它的表有 48 行，我们的只有 16 行。
 try:
     GPT(make_config("learned", block_size=TEST_LEN)).load_state_dict(learned.state_dict())
-    raise AssertionError("a 16-row table should not load into a 48-row one")
+    raise AssertionError("16 行的位置表不该能装进 48 行的模型")
 except RuntimeError as error:
     print("装进 48 个位置的模型 ->", str(error).splitlines()[1].strip())
 

@@ -55,7 +55,7 @@ from minigrad.kernels import numba_gelu
 from minigrad.kernels.threads import BLOCK_SIZE
 
 rng = np.random.default_rng(0)
-FUSED = numba_gelu.ready()  # True when numba is installed and the kernel compiled (the first time: ~15 s)
+FUSED = numba_gelu.ready()  # 装了 numba、内核编译好了才是 True（第一次编译约 15 秒）
 print("编译版 GELU（numba）：", "有" if FUSED else "没有（pip install -e \".[fast]\" 装上 numba 后再运行，就多一条线）")
 
 # %% [markdown]

@@ -383,3 +383,39 @@ def train_minigpt(model: nn.Module, data: np.ndarray, steps: int, batch_size: in
         optimizer.step()
         losses.append(loss.item())
     return losses
+
+
+# --------------------------------------------------------------------------------------------------
+# A later failure of a part: the same one-line fallback as the two gates
+
+
+def fall_back_if(parts: Parts, keys: tuple[str, ...], wrong: Callable[[Parts], str | None]) -> str | None:
+    """When `wrong(parts)` says what is wrong (a later check in lecture 09: the training curve, the sampling), find
+    the learner's part among `keys` that causes it by giving each, alone, the reference's, keep that swap, and add
+    one line to `parts.notes` naming its exercise, as the gates do; if no single swap helps, every one of `keys`
+    that is the learner's falls back. Returns the line, or None when nothing was wrong."""
+    problem = wrong(parts)
+    if problem is None:
+        return None
+    mine = [key for key in keys if parts.writer[key] == "你"]
+    culprits = next(([key] for key in mine if wrong(_with_reference(parts, [key])) is None), mine)
+    for key in culprits:
+        number = next(n for k, n, _ in PARTS if k == key)
+        lecture = lecture_of(number)
+        parts.functions[key] = getattr(importlib.import_module(f"tutorials.solutions.lecture{lecture}"),
+                                       find(number).name)
+        parts.writer[key], parts.status[key] = "参考答案", "✗ 后来露馅"
+    numbers = "、".join(next(n for k, n, _ in PARTS if k == key) for key in culprits) or "（没有你的零件）"
+    line = (f"练习 {numbers} 通过了两道关，用在你的 GPT 里却不对：{problem}——这一部分改用参考答案；"
+            f"检查：python -m tutorials.exercises check {numbers.split('、')[0]}")
+    parts.notes.append(line)
+    return line
+
+
+def _with_reference(parts: Parts, keys: list[str]) -> Parts:
+    functions = dict(parts.functions)
+    for key in keys:
+        number = next(n for k, n, _ in PARTS if k == key)
+        functions[key] = getattr(importlib.import_module(f"tutorials.solutions.lecture{lecture_of(number)}"),
+                                 find(number).name)
+    return Parts(functions, dict(parts.writer), dict(parts.status))

@@ -92,9 +92,12 @@ def ensure(lecture: str, yardstick: Yardstick) -> list[Rung]:
     start = time.time()
     run = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True)
     if run.returncode != 0:
-        raise RuntimeError(f"{script.name} failed (exit status {run.returncode}):\n{run.stderr[-3000:]}")
+        raise RuntimeError(f"为了补上第 {lecture} 讲的记录运行了 {script.name}，它出错退出了"
+                           f"（退出码 {run.returncode}）；单独运行它看看：python tutorials/{script.name}。"
+                           f"它最后的输出：\n{run.stderr[-3000:]}")
     print(f"  {script.name} 运行完毕，用时 {time.time() - start:.0f} 秒", flush=True)
     rungs = recorded(lecture, yardstick)
     if rungs is None:
-        raise RuntimeError(f"{script.name} ran but recorded no rungs in {RECORDS}")
+        raise RuntimeError(f"{script.name} 运行完了，{RECORDS} 里却没有它（{mode}）的记录：是不是在另一个目录下运行的？"
+                           "各讲把记录写在当前目录的 figures/ladder/ 里")
     return rungs

@@ -27,12 +27,15 @@ Read next: grading.py.
 from __future__ import annotations
 
 import importlib
+import importlib.util
+from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
+from tutorials.exercises import isolation, origin
 from tutorials.exercises.checks import LECTURES
-from tutorials.exercises.grading import LEVELS, Exercise, Result, grade
+from tutorials.exercises.grading import LEVELS, Exercise, Result, grade, grade_final, one_line
 
 MARKS = {"pass": "✓", "wrong": "✗", "error": "✗", "blank": "·"}
 
@@ -64,17 +67,58 @@ def answers(lecture: str, solutions: bool = False) -> ModuleType:
     return importlib.reload(importlib.import_module(f"{package}.lecture{lecture}"))
 
 
+def answer_file(lecture: str, solutions: bool = False) -> Path:
+    """Where the answers of `lecture` are (without reading them)."""
+    package = "tutorials.solutions" if solutions else "tutorials.exercises"
+    return Path(importlib.util.find_spec(f"{package}.lecture{lecture}").origin)
+
+
 def grade_lecture(lecture: Any, solutions: bool = False) -> list[Result]:
     """Grade every exercise of one lecture from its answer file; a list of Results, in order."""
     lecture = lecture_of(lecture)
     module = answers(lecture, solutions)
-    return [_grade_from(module, exercise) for exercise in LECTURES[lecture]]
+    return [_grade_from(Answers(module, solutions), exercise) for exercise in LECTURES[lecture]]
 
 
-def _grade_from(module: ModuleType, exercise: Exercise) -> Result:
-    if not hasattr(module, exercise.name):
-        return Result(exercise, "error", f"{Path(module.__file__).name} 里找不到 {exercise.name}：它被删掉或改名了吗？")
-    return grade(exercise, getattr(module, exercise.name))
+@dataclass
+class Answers:
+    """What a check reads: the answers (a module, or a notebook's one answer), whether they are the reference
+    solutions (graded on purpose), and the files of tutorials/solutions/ the answer file opened as it was read."""
+
+    module: Any
+    solutions: bool = False
+    read_the_solutions: tuple[str, ...] = ()
+
+
+def read_answers(lecture: str, solutions: bool = False) -> Answers:
+    """The answer file read afresh, watching whether it opens the reference solutions' files as it runs."""
+    if solutions:
+        return Answers(answers(lecture, True), True)
+    with origin.watch_the_solutions() as reads:
+        module = answers(lecture)
+    return Answers(module, False, tuple(reads))
+
+
+def _grade_from(read: Answers, exercise: Exercise, final: bool = False) -> Result:
+    """One exercise graded from what was read: the learner's own code, never the reference solution's."""
+    name = getattr(read.module, "__file__", None)
+    if not hasattr(read.module, exercise.name):
+        where = f"{Path(name).name} 里" if name else ""
+        return Result(exercise, "error", f"{where}找不到 {exercise.name}：它被删掉或改名了吗？")
+    answer = getattr(read.module, exercise.name)
+    if not read.solutions:
+        lecture = f"{int(exercise.number.split('.')[0]):02d}"
+        reference = getattr(importlib.import_module(f"tutorials.solutions.lecture{lecture}"), exercise.name)
+        if read.read_the_solutions or (answer is not None and origin.copied_reference(answer, reference)):
+            return Result(exercise, "wrong", f"{exercise.name} 用的是参考答案（tutorials/solutions/"
+                                             f"lecture{lecture}.py，导入、exec 或读了它的文件）：检查的是你自己写的"
+                                             "代码；先自己写，卡住了用 --hint")
+    with origin.watch_the_solutions() as reads:
+        result = grade_final(exercise, answer, "check --final") if final else grade(exercise, answer)
+    if reads:
+        return Result(exercise, "wrong", f"练习 {exercise.number} 的答案在检查时读了参考答案的文件（"
+                                         f"tutorials/solutions/{reads[0]}）：检查的是你自己写的代码")
+    return result
 
 
 def report(results: list[Result], heading: str) -> str:
@@ -101,28 +145,28 @@ def print_reports(which: Any = None, answer: Any = None, solutions: bool = False
     """What `check` does; returns whether everything graded passed (the command line's exit status)."""
     if answer is not None:
         exercise = find(which)
-        results = [grade(exercise, answer)]
+        results = isolation.grade_in_child([exercise], lambda: Answers(SimpleNamespace(**{exercise.name: answer})),
+                                           _grade_from)
         print(report(results, f"练习 {exercise.number}（你传入的答案）"))
         return all(r.passed for r in results)
     everything_passed = True
     for lecture in list(LECTURES) if which is None else [lecture_of(which)]:
+        chosen = [find(which)] if which is not None and "." in str(which) else LECTURES[lecture]
         try:
-            module = answers(lecture, solutions)
+            results = isolation.grade_in_child(chosen, lambda lecture=lecture: read_answers(lecture, solutions),
+                                               _grade_from)
         # A half-edited answer file may not even import (a SyntaxError, a NameError at the top level...).
-        except Exception as error:
-            print(f"第 {lecture} 讲练习：答案文件导入出错，先修好它：{type(error).__name__}: {error}")
+        except isolation.AnswerFileError as error:
+            print(f"第 {lecture} 讲练习：答案文件导入出错，先修好它：{one_line(error)}")
             everything_passed = False
             continue
-        chosen = [find(which)] if which is not None and "." in str(which) else LECTURES[lecture]
-        results = [_grade_from(module, exercise) for exercise in chosen]
-        print(report(results, f"第 {lecture} 讲练习（{_shown_path(module)}）"))
+        print(report(results, f"第 {lecture} 讲练习（{_shown_path(answer_file(lecture, solutions))}）"))
         everything_passed &= all(r.passed for r in results)
     return everything_passed
 
 
-def _shown_path(module: ModuleType) -> str:
+def _shown_path(path: Path) -> str:
     """The answer file's path, relative to the current directory when it is below it."""
-    path = Path(module.__file__)
     try:
         return str(path.relative_to(Path.cwd()))
     except ValueError:

@@ -2,64 +2,23 @@
 
 The checker's verdict comes first (a named mistake says more than any hint); then `--hint 3.3` hands out the next
 of the exercise's hints (hints.py), `--reveal 3.3` shows the reference solution's code, and `--final 1.6` scores an
-open task on the yardstick, once. What was handed out is remembered in a small JSON file, so that the next
-`--hint` gives the next hint and a second `--final` shows the first score instead of measuring again:
-$MINIGRAD_COURSE_STATE when it is set (a path to the file), else ~/.cache/minigrad-course/progress.json.
+open task on the yardstick, once. What was handed out is remembered (progress.py), so that the next `--hint` gives
+the next hint, `--reveal` waits for a try or the last hint, and a second `--final` shows the first score instead of
+measuring again, even after the progress file is deleted: the yardstick's own log has it too.
 Read next: hints.py, the hints themselves.
 """
 
 from __future__ import annotations
 
 import ast
-import json
-import os
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import tutorials.solutions
-from minigrad.tools.files import write_file
-from minigrad.tools.serialization import read_bytes
 from tutorials.exercises.grading import Exercise, Result
 from tutorials.exercises.hints import hints_for
+from tutorials.exercises.progress import STATE_VARIABLE, load_state, now, save_state, scorings
 
-STATE_VARIABLE = "MINIGRAD_COURSE_STATE"
-
-
-def state_path() -> Path:
-    """The progress file: $MINIGRAD_COURSE_STATE, or ~/.cache/minigrad-course/progress.json."""
-    chosen = os.environ.get(STATE_VARIABLE)
-    return Path(chosen) if chosen else Path.home() / ".cache" / "minigrad-course" / "progress.json"
-
-
-MAX_STATE_BYTES = 2**20  # a few hundred hints and scores take a few kB
-RESTART = "（它若是课程写下的，删掉它，进度就从头记起）"
-
-
-def load_state() -> dict[str, Any]:
-    """What has been handed out so far: {"hints": {"3.3": 2}, "revealed": [...], "finals": {"1.6": {...}}}.
-
-    A file that is not such a record (not JSON, a FIFO, /dev/zero, another program's file) is a ValueError naming
-    it, in one line, rather than a traceback or a wait; it is never read past MAX_STATE_BYTES.
-    """
-    path = state_path()
-    if not path.exists() and not path.is_symlink():
-        return {"hints": {}, "revealed": [], "finals": {}}
-    try:
-        state = json.loads(read_bytes(path, MAX_STATE_BYTES).decode("utf-8"))
-    except (OSError, ValueError, RecursionError) as error:  # (CheckpointError: not a regular file, or too large)
-        raise ValueError(f"进度文件 {path} 读不了（{error}）：用 {STATE_VARIABLE} 指向别的文件{RESTART}") from None
-    kinds = {"hints": dict, "revealed": list, "finals": dict}
-    if not isinstance(state, dict) or any(not isinstance(state.get(k, kind()), kind) for k, kind in kinds.items()) \
-            or not all(type(seen) is int for seen in state.get("hints", {}).values()):
-        raise ValueError(f"进度文件 {path} 不是课程记下的进度：用 {STATE_VARIABLE} 指向别的文件{RESTART}")
-    return {key: state.get(key, kind()) for key, kind in kinds.items()}
-
-
-def save_state(state: dict[str, Any]) -> None:
-    path = state_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_file(path, json.dumps(state, ensure_ascii=False, indent=1))  # never through a link
+__all__ = ["STATE_VARIABLE", "next_hint", "record_final", "recorded_final", "reveal", "solution_code"]
 
 
 def next_hint(exercise: Exercise) -> str:
@@ -78,8 +37,25 @@ def next_hint(exercise: Exercise) -> str:
             "先再试一次，自己写出来的才记得住。）")
 
 
+def may_reveal(exercise: Exercise, result: Result) -> str | None:
+    """None if the solution may be shown: the learner has tried (an answer the checker could run) or has read every
+    hint; otherwise what to do first."""
+    hints = hints_for(exercise.number)
+    seen = int(load_state()["hints"].get(exercise.number, 0))
+    if result.status != "blank" or seen >= len(hints):
+        return None
+    return (f"先自己试一试：练习 {exercise.number} 还没写，参考答案先不给。写一个答案（哪怕不对），"
+            f"检查器会告诉你错在哪；或者先看提示（python -m tutorials.exercises check --hint {exercise.number}，"
+            f"共 {len(hints)} 条，"
+            f"你看过 {seen} 条）。")
+
+
 def reveal(exercise: Exercise, result: Result) -> str:
-    """The reference solution's code, after a line saying whether the learner's own answer has passed; remembered."""
+    """The reference solution's code, after a line saying whether the learner's own answer has passed; remembered.
+    Only after a try or every hint (`may_reveal`)."""
+    not_yet = may_reveal(exercise, result)
+    if not_yet is not None:
+        return not_yet
     state = load_state()
     if exercise.number not in state["revealed"]:
         state["revealed"].append(exercise.number)
@@ -118,12 +94,16 @@ def solution_code(exercise: Exercise) -> str:
 
 
 def recorded_final(exercise: Exercise) -> dict[str, str] | None:
-    """The yardstick score recorded by the first `--final` of this exercise, or None."""
-    return load_state()["finals"].get(exercise.number)
+    """The learner's first yardstick score of this exercise, or None: as the first `--final` recorded it in the
+    progress file, or else as the yardstick's log has it (the progress file deleted, or a score from Python)."""
+    recorded = load_state()["finals"].get(exercise.number)
+    if recorded is not None:
+        return recorded
+    theirs = [e for e in scorings(exercise.number) if e.get("whose") == "你的答案"]
+    return None if not theirs else {k: str(theirs[0].get(k, "")) for k in ("status", "message", "when")}
 
 
 def record_final(exercise: Exercise, result: Result) -> None:
     state = load_state()
-    state["finals"][exercise.number] = {"status": result.status, "message": result.message,
-                                        "when": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}
+    state["finals"][exercise.number] = {"status": result.status, "message": result.message, "when": now()}
     save_state(state)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 import minigrad as mg
-from tutorials.exercises import refusal
+from tutorials.exercises import origin, progress, refusal
 
 LEVELS = {1: "★", 2: "★★", 3: "★★★"}  # retype and run; write it yourself; derive, then write
 # An open task on the yardstick is graded on the development split on every attempt, and on the yardstick once.
@@ -77,11 +77,23 @@ def grade(exercise: Exercise, answer: Any) -> Result:
     return _run(exercise, exercise.check, answer)
 
 
-def grade_final(exercise: Exercise, answer: Any) -> Result:
-    """Score an open task's answer on the yardstick (its `final` checker), as `grade` does on the dev split."""
+def grade_final(exercise: Exercise, answer: Any, route: str = "Python") -> Result:
+    """Score an open task's answer on the yardstick (its `final` checker), as `grade` does on the dev split.
+
+    Every scoring that measured something is appended to the yardstick's log with its running count (progress.py),
+    whoever asked: `check --final`, or this function called from Python. The log is read first, so that a log the
+    course cannot write to stops the scoring before the yardstick is used.
+    """
     if exercise.final is None:
-        raise ValueError(f"exercise {exercise.number} has no final score on the yardstick")
-    return _run(exercise, exercise.final, answer)
+        raise ValueError(f"练习 {exercise.number} 不在尺子上打分（没有 --final）")
+    progress.scorings(exercise.number)  # StateError now, rather than a scoring that cannot be logged
+    result = _run(exercise, exercise.final, answer)
+    if result.status not in ("pass", "wrong"):
+        return result  # nothing was measured: the answer did not run
+    whose = "参考答案" if origin.is_reference(answer) else "你的答案"
+    count = progress.log_scoring(exercise.number, result.status, result.message, whose, route)
+    return Result(exercise, result.status, f"{result.message}（{whose}，练习 {exercise.number} 在尺子上的第 {count} "
+                                           f"次打分，记在 {progress.log_path()}）")
 
 
 def _run(exercise: Exercise, check: Callable[[Any], str | None], answer: Any) -> Result:
@@ -97,8 +109,35 @@ def _run(exercise: Exercise, check: Callable[[Any], str | None], answer: Any) ->
         return Result(exercise, "wrong", one_line(verdict))
     # The learner's code may fail in any way at all; report it in one line instead of stopping the check.
     except Exception as error:
-        return Result(exercise, "error", one_line(f"运行出错：{type(error).__name__}: {error}"))
+        return Result(exercise, "error", one_line(f"运行出错：{explain(error)}"))
+    # sys.exit() in an answer is the answer's failure, not the checker's verdict (which would be "all passed")
+    except SystemExit as stop:
+        return Result(exercise, "error", f"答案调用了 sys.exit({'' if stop.code is None else repr(stop.code)})："
+                                         "检查器不会因此停下，这一题算没通过；把它删掉")
     return Result(exercise, "pass", one_line(remark or "通过"))
+
+
+# The engine's errors that reach an answer, in the learner's terms: (what its message contains, the explanation).
+ENGINE_ERRORS = (
+    ("named tuple (values, indices)", "x.max(dim=...) 和 PyTorch 一样返回具名元组 (values, indices)，不能直接拿来算："
+                                      "用 x.max(dim=-1, keepdim=True).values，或 x.amax(dim=-1, keepdim=True)"),
+    ("matmul:", "矩阵乘法的形状对不上：左边的最后一维要等于右边的倒数第二维（少了一次转置，或者转置错了轴？）"),
+    ("do not broadcast", "两个张量的形状不能广播：逐元素运算要求每一维相等或其中一个是 1"
+                         "（位置、头或批的那一维对齐了吗？）"),
+    ("index", "下标越界或下标的类型不对：整数数组索引要用整数，且每个下标都小于那一维的长度"),
+)
+
+
+def explain(error: Exception) -> str:
+    """An error raised while an answer ran, as one line: the engine's known errors explained in Chinese, with the
+    engine's own message (English, as PyTorch's are) kept after it; any other error as its type and message."""
+    text = f"{type(error).__name__}: {error}"
+    for fragment, explanation in ENGINE_ERRORS:
+        if fragment in str(error) and (fragment != "index" or isinstance(error, IndexError)):
+            return f"{explanation}（引擎的原话：{text}）"
+    if isinstance(error, mg.ShapeError):
+        return f"形状不对：某个运算的输入形状和它要的不一样（引擎的原话：{text}）"
+    return text
 
 
 class Shortcut(Wrong):
@@ -165,6 +204,12 @@ def where(index: tuple[int, ...]) -> str:
     return f"第 {index[0]} 个元素" if len(index) == 1 else f"第 {index} 个元素"
 
 
+def better_by(gain: float, err: float | None = None) -> str:
+    """'好 0.123 ± 0.010', or '差 0.446 ± 0.010' for a negative gain: never 'better by a negative amount'."""
+    spread = "" if err is None else f" ± {err:.3f}"
+    return f"好 {gain:.3f}{spread}" if gain >= 0 else f"差 {-gain:.3f}{spread}"
+
+
 def number(x: float, digits: int = 7) -> str:
     return f"{float(x):.{digits}g}"
 
@@ -219,7 +264,37 @@ def compare(
         index = np.unravel_index(np.argmax(~np.isfinite(got)), got.shape)
         raise Wrong(f"{what}{where(index)}是 {got[index]}，应为 {number(expected[index])}")
     index = np.unravel_index(np.argmax(np.abs(got - expected) - rtol * np.abs(expected)), got.shape)
-    raise Wrong(f"{what}{where(index)}应为 {number(expected[index])}，你的是 {number(got[index])}")
+    raise Wrong(f"{what}{where(index)}应为 {number(expected[index])}，你的是 {number(got[index])}"
+                f"{looks_like(got, expected, atol, rtol)}")
+
+
+def looks_like(got: np.ndarray, expected: np.ndarray, atol: float, rtol: float) -> str:
+    """What the difference between a wrong array and the right one looks like, as a clause for the message: a
+    sign, a constant factor, a constant shift, a transpose, a shift by one place, all zeros, or how many elements
+    are wrong; so that a mistake no checker foresaw still gets a name."""
+    def like(candidate: np.ndarray) -> bool:
+        return candidate.shape == got.shape and np.allclose(got, candidate, atol=atol, rtol=rtol)
+
+    if expected.size == 0 or not np.any(expected):
+        return ""
+    if not np.any(got):
+        return "：你的结果全是 0（梯度没有传到？还是忘了把结果写进去？）"
+    if like(-expected):
+        return "：正好差一个负号"
+    factor = float((got * expected).sum() / (expected * expected).sum())
+    if not np.isclose(factor, 1.0) and like(factor * expected):
+        return f"：整体差一个常数倍，你的是应有值的 {factor:.4g} 倍（多了或少了一个系数、一次缩放？）"
+    shift = float((got - expected).mean())
+    if like(expected + shift):
+        return f"：每个元素都差同一个常数 {shift:+.4g}"
+    if expected.ndim >= 2 and expected.shape[-1] == expected.shape[-2] and like(np.swapaxes(expected, -1, -2)):
+        return "：最后两维转置了"
+    for axis in range(expected.ndim):
+        for step in (1, -1):
+            if expected.shape[axis] > 1 and like(np.roll(expected, step, axis=axis)):
+                return f"：沿第 {axis} 维错了一位（下标或切片差一？）"
+    wrong = int((~np.isclose(got, expected, atol=atol, rtol=rtol)).sum())
+    return f"（{wrong}/{got.size} 个元素不对）" if wrong < got.size else ""
 
 
 def compare_number(got: Any, expected: float, what: str, suspects: Sequence[tuple[float, str]] = (),
@@ -232,7 +307,10 @@ def compare_number(got: Any, expected: float, what: str, suspects: Sequence[tupl
     for candidate, hint in suspects:
         if np.isclose(float(got), candidate, rtol=rtol, atol=0.0):
             raise Wrong(hint)
-    raise Wrong(f"{what}应为 {number(expected, 10)}，你的是 {number(got, 10)}")
+    ratio = float(got) / expected if expected else None
+    hint = "：正好差一个负号" if ratio is not None and np.isclose(ratio, -1.0) else \
+        f"：是应有值的 {ratio:.4g} 倍" if ratio is not None and ratio > 0 else ""
+    raise Wrong(f"{what}应为 {number(expected, 10)}，你的是 {number(got, 10)}{hint}")
 
 
 def function_backward(op_class: Any, arrays: Sequence[np.ndarray], gy: np.ndarray) -> list[np.ndarray]:

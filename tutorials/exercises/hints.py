@@ -1,4 +1,5 @@
-"""Progressive hints for every ★★ and ★★★ exercise, as data: `HINTS["3.3"]` is a list, vaguest first.
+"""Hints for every exercise, as data: `HINTS["3.3"]` is a list, vaguest first: one for each ★ exercise (its stub
+already says what to type: the hint says where to look), two or three for each ★★ and ★★★ one.
 
 Each hint says more than the one before it, and none contains a line of the reference solution's code
 (tests/test_hints.py compares them). The command line hands them out one at a time
@@ -11,6 +12,29 @@ Read next: progress.py, which remembers the hints seen and the reference solutio
 from __future__ import annotations
 
 HINTS: dict[str, list[str]] = {
+    # ★ 题：照讲义写一遍。一条提示，说去哪里看、最容易错在哪里
+    "0.1": ["讲义第 1 节的误差曲线旁边就是这个公式：往两边各走 h，差值除以两边的距离（是 2h，不是 h）。"],
+    "0.2": ["backward 里用得到前向存下的 self.a、self.b：对 a 求导时乘的是另一个输入 b，再乘上游的 gy；"
+            "两个梯度按输入的顺序放进一个元组。"],
+    "1.1": ["均匀瞎猜时每个字符的概率都是 1/V，交叉熵就是 −ln(1/V)；math 里有自然对数，别用以 2 为底的。"],
+    "1.2": ["相邻的一对是 (ids[t], ids[t+1])：用两个错开一位的切片一次取出所有对，再用 np.add.at 计数——"
+            "重复的对才会一次次加上去。"],
+    "2.1": ["照公式逐项写：两次矩阵乘法、加上偏置，最后整个过 tanh；权重的形状已经排好（x 在左、W 在右），不用转置。"],
+    "3.1": ["每一行先减去它自己的最大值（沿最后一维、保留维度；max(dim=...) 要取 .values），"
+            "再 exp，再除以这一行的和。"],
+    "4.1": ["先算出 dim/2 个频率 ω_i = 10000^(−2i/dim)，再用位置 p 的列向量乘频率的行向量（广播）得到所有角度；"
+            "sin 放偶数列、cos 放奇数列。"],
+    "5.2": ["均值和方差都沿最后一维、保留维度；方差除以 n（mean 就是），eps 加在方差上再开方；"
+            "最后乘 weight、加 bias。"],
+    "6.1": ["对每个起点 s 切一段 block_size 长的输入，答案从 s + 1 开始、同样长；把各段叠成一个二维数组（np.stack）。"],
+    "7.1": ["每个毛病回看它出现的那一讲：梯度衰减是第 02 讲，softmax 变尖是第 03 讲，顺序是第 04 讲，"
+            "深度和残差是第 05 讲，遮罩和缓存是第 06 讲。每个名字正好用一次。"],
+    "8.1": ["搬运要 n·bytes_per_element / bandwidth 秒，计算要 n·flops_per_element / flops_per_second 秒；"
+            "两件事同时进行，所以取较慢的那个（max，不是和）。"],
+    "9.1": ["词元嵌入用整数数组索引从 wte 里按编号取行；位置嵌入取 wpe 的前 T 行（T 是 idx 的最后一维），"
+            "(T, C) 加到 (B, T, C) 上会自己广播。"],
+    "9.5": ["照注释里的三段写：先判断是否还在预热，再判断是否已经过了 decay_iters，其余是余弦；"
+            "注意预热用 (step + 1)/(warmup + 1)，余弦降到 min_lr 而不是 0。"],
     # 第 00 讲
     "0.3": [
         "先写出 tanh 的导数：它可以只用 tanh 自己的值表示，不需要再算一次 exp。",
@@ -275,5 +299,5 @@ HINTS: dict[str, list[str]] = {
 
 
 def hints_for(number: str) -> list[str]:
-    """The hints of one exercise ('3.3'), vaguest first; an empty list for an exercise without any (the ★ ones)."""
+    """The hints of one exercise ('3.3'), vaguest first; an empty list for a number that is no exercise."""
     return list(HINTS.get(str(number).strip(), []))

@@ -12,7 +12,8 @@
 检查过没有。某道题没写好，那一讲会用一行话点名它，只把这一个零件换成参考答案。
 
 用 minigrad 的张量运算写：`@`、`+ − * /`、`exp`、`log`、`sqrt`、`erf`、`sum`、`mean`、`max`、索引、
-`swapaxes`、`reshape`。
+`swapaxes`、`reshape`。`max(dim=...)` 和 PyTorch 一样返回 (values, indices)：要数值就取 `.values`
+（或用 `amax(dim=..., keepdim=True)`）。
 minigrad 里做同一件事的现成函数（F.embedding、F.gelu、F.cross_entropy、optim.AdamW、nn.utils.clip_grad_norm_……）
 在检查时会拒绝运行。参考答案在 `tutorials/solutions/lecture09.py`——先自己做。
 """
@@ -87,6 +88,7 @@ def adamw_update(p: np.ndarray, g: np.ndarray, m: np.ndarray, v: np.ndarray, t: 
 #             然后裁剪：所有梯度合起来的范数 norm = √(Σ g²)，乘上 min(1, grad_clip/(norm + 1e-6))；
 #   # update    对每个有梯度的参数调用你的 adamw_update（9.6），只有矩阵（ndim ≥ 2）用 weight_decay，其余用 0。
 # state 是一个字典，第一次是空的：把步数 t 和每个参数的 m、v（按 model.named_parameters() 的名字）存在里面。
+# 参数 p 的 NumPy 数组是 p.array（就地改它，参数就变了：adamw_update(p.array, ...)），梯度的是 p.grad.numpy()。
 # 返回这一步的损失（loss.item()，一个 float）。你的 GPT 就是用它训练的。
 def train_step(model: mg.nn.Module, x: np.ndarray, y: np.ndarray, state: dict, lr: float,
                grad_clip: float = 1.0, weight_decay: float = 0.1) -> float:

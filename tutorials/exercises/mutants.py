@@ -3,9 +3,11 @@
 A mutant is a reference solution with one small mistake of the kind a learner makes, written into its syntax
 tree: an axis flipped (-1 <-> 0), a term dropped, a slice or a mask off by one, a scale left out (a division
 by sqrt dropped), a sign flipped, a gradient cut (.detach(), .data), two statements in the wrong order (top-p before
-top-k), < for <=, max for min, mean for sum, a nonlinearity or a transpose forgotten, an axis or a shape counted from
-the front (axis=1, q.shape[2]: right on the checker's small inputs, wrong at a GPT's (B, nh, T, hs)), and the
-library's own function called instead (each exercise's shortcut answers, shortcuts.py). A checker worth its name
+top-k), < for <=, max for min, mean for sum, erf for tanh, a nonlinearity or a transpose forgotten, an axis or a
+shape counted from the front (axis=1, q.shape[2]: right on the checker's small inputs, wrong at a GPT's
+(B, nh, T, hs)), a bound dropped from min/max (min(1, c/norm) -> c/norm: a clip that scales small gradients up), a
+condition dropped (`wd if p.ndim >= 2 else 0.0` -> wd: decay on every parameter), and the library's own function
+called instead (each exercise's shortcut answers, shortcuts.py). A checker worth its name
 rejects nearly every mutant of its exercise; tests/test_exercise_mutants.py holds each lecture to 95%.
 
 A mutant that computes exactly what the solution computes cannot be rejected by any checker: such equivalent
@@ -27,12 +29,13 @@ from typing import Any
 
 from tutorials.exercises.checks import LECTURES
 from tutorials.exercises.grading import Exercise, grade
+from tutorials.exercises.origin import MUTANT_PREFIX
 
 CAP = 40  # mutants per exercise at most (evenly spread over all its sites): keeps the test fast
 CAPS = {"6.5": 20}  # its checker draws 12,000 samples from each answer: fewer mutants, same spread
 SWAPS = {"max": "min", "min": "max", "argmax": "argmin", "argmin": "argmax", "mean": "sum", "sum": "mean",
          "triu": "tril", "tril": "triu", "sin": "cos", "cos": "sin", "tanh": "sigmoid", "sigmoid": "tanh",
-         "log": "log2"}
+         "log": "log2", "erf": "tanh"}
 DROPPABLE_CALLS = {"tanh", "sigmoid", "exp", "sqrt", "log", "softmax", "detach", "copy", "swapaxes", "transpose"}
 FLIPPED_COMPARISONS = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
 MUTATING = {"append", "extend", "insert", "pop", "update", "add", "fill", "sort"}  # methods that change their object
@@ -143,6 +146,13 @@ def _expression_mutations(node: ast.AST, tensors: set[str]) -> Iterator[tuple[st
     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in tensors:
         yield "gradient cut", ast.Call(ast.Attribute(ast.Name(node.id, ast.Load()), "detach", ast.Load()), [], [])
         yield "gradient cut", ast.Attribute(ast.Name(node.id, ast.Load()), "data", ast.Load())  # the raw array
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("min", "max") \
+            and len(node.args) == 2 and not node.keywords:
+        for kept in node.args:  # min(1, c / norm) -> c / norm: a clip that also scales small gradients up
+            yield "bound dropped", kept
+    if isinstance(node, ast.IfExp):  # decay if p.ndim >= 2 else 0.0 -> decay: the condition forgotten
+        yield "condition dropped", node.body
+        yield "condition dropped", node.orelse
     if isinstance(node, ast.Dict) and len(node.values) >= 2:
         for i in range(len(node.values) - 1):
             values = list(node.values)
@@ -259,10 +269,12 @@ def _mover(index: int, i: int, j: int) -> Callable[[ast.AST], None]:
 
 
 def _answer(tree: ast.Module, filename: str, name: str) -> Any:
+    """The mutated module run in a fresh namespace, compiled under `<mutant of lectureNN.py>`: the grader lets the
+    reference's edits use the reference's helpers (origin.py), and no one else."""
     namespace: dict[str, Any] = {"__name__": "tutorials.solutions.mutant"}
     with warnings.catch_warnings():  # a mutant like `1[:, None]` compiles with a SyntaxWarning: it is meant to fail
         warnings.simplefilter("ignore", SyntaxWarning)
-        code = compile(ast.fix_missing_locations(tree), filename, "exec")
+        code = compile(ast.fix_missing_locations(tree), f"{MUTANT_PREFIX}{Path(filename).name}>", "exec")
     exec(code, namespace)  # noqa: S102 (see the docstring)
     return namespace[name]
 
@@ -297,8 +309,9 @@ def mutants(lecture: str, cap: int = CAP) -> list[Mutant]:
 
 def _spread(mine: list[tuple[str, int, ast.AST]], most: int) -> list[tuple[str, int, ast.AST]]:
     """At most `most` mutants: every one of the rare kinds (steps reordered, < for <=, an axis or a shape counted
-    from the front), then others evenly spaced."""
-    rare = [m for m in mine if any(f" {kind}" in m[0] for kind in ("moved later", "comparison:", "from the front"))]
+    from the front, a bound or a condition dropped), then others evenly spaced."""
+    rare = [m for m in mine if any(f" {kind}" in m[0] for kind in ("moved later", "comparison:", "from the front",
+                                                                    "bound dropped", "condition dropped"))]
     common = [m for m in mine if m not in rare]
     room = max(0, most - len(rare))
     step = max(1.0, len(common) / room) if room else float("inf")

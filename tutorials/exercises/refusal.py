@@ -18,6 +18,12 @@ anywhere; they are found, so that a new module or a new alias is covered the day
    checkers build their own models and call the library to compute what is expected); otherwise the answer
    reached it, and it raises `Shortcut`. An answer that catches the refusal still fails: refusals are
    recorded. Every binding is put back when grading ends, even after an error.
+4. **What the answer holds.** A function can be held without a binding: a default argument, a closure, an
+   attribute of a stand-in object, a function rebuilt from a code object. When an answer holds such code
+   (`held_code`), a trace function watches every call while it is graded (`watching`), by code object.
+5. **The reference solution.** Its functions are guarded like the library's, and watched the same way, unless the
+   answer graded is the reference itself (`check --solutions`, the tests, the mutants). Whose code a frame runs is
+   decided by origin.py, which a file name cannot fool.
 
 This is test-time replacement inside the grader, and nowhere else. Read next: shortcuts.py.
 """
@@ -30,58 +36,15 @@ import pkgutil
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
-from types import CodeType, FunctionType, ModuleType
+from types import CodeType, FunctionType, MethodType, ModuleType
 from typing import Any
 
 import numpy as np
 
-LIBRARIES = ("minigrad", "minigpt", "tutorials")
+from tutorials.exercises.origin import LIBRARIES, answer_is_calling, code_kind, file_kind, is_reference, is_solution
+
 WALKED = ("minigrad", "minigpt")  # imported whole; tutorials' modules only once something imported them
-_HERE = Path(__file__).resolve().parent
-_TUTORIALS = _HERE.parent
-CHECKER_FILES = {_HERE / "grading.py"}  # with everything in checks/: the frames whose calls are the checker's
-GRADER_FILES = {"refusal.py", "mutants.py", "__init__.py", "__main__.py", "hints.py"}
 SHORT_NAMES = {"minigrad.functional": "F", "minigrad": "mg", "minigrad.nn": "nn", "minigrad.optim": "optim"}
-
-
-# --------------------------------------------------------------------------------------------------
-# Whose frame is it: the library's, the checker's, or the answer's
-
-
-@functools.cache
-def _kind(filename: str) -> str:
-    """'library' (minigrad, minigpt, tutorials), 'external' (the standard library, NumPy, this grader's machinery),
-    'checker' (checks/, grading.py) or 'answer' (the learner's files, the solutions, a notebook cell, a test...)."""
-    if filename.startswith("<frozen"):
-        return "external"  # the import machinery
-    if filename.startswith("<"):
-        return "answer"  # a notebook cell, exec'd code
-    path = Path(filename).resolve()
-    if path.parent == _HERE / "checks" or path in CHECKER_FILES:
-        return "checker"
-    if path.parent == _HERE and path.name in GRADER_FILES:
-        return "external"  # the grader's machinery: passed through, never refused
-    if (path.parent == _HERE and path.name.startswith(("lecture", "shortcuts"))) \
-            or _TUTORIALS / "solutions" in path.parents or (path.parent == _TUTORIALS and path.name[:1].isdigit()):
-        return "answer"  # the learner's files, the shortcut answers, the reference solutions, a lecture script
-    roots = [Path(sys.modules[name].__file__).resolve().parent for name in LIBRARIES if name in sys.modules]
-    if any(root in path.parents for root in roots):
-        return "library"
-    prefixes = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
-    if "site-packages" in path.parts or any(prefix in path.parents for prefix in prefixes):
-        return "external"
-    return "answer"
-
-
-def answer_is_calling(frame: Any) -> bool:
-    """Whether, past the library's frames, the first caller of `frame` is an answer (not the checker)."""
-    while frame is not None:
-        kind = _kind(frame.f_code.co_filename)
-        if kind in ("checker", "answer"):
-            return kind == "answer"
-        frame = frame.f_back
-    return False
 
 
 # --------------------------------------------------------------------------------------------------
@@ -93,7 +56,7 @@ def reached(run: Callable[[], Any]) -> set[CodeType]:
     found: set[CodeType] = set()
 
     def profile(frame: Any, event: str, arg: Any) -> None:
-        if event == "call" and _kind(frame.f_code.co_filename) == "library" and frame.f_code not in found \
+        if event == "call" and code_kind(frame.f_code) == "library" and frame.f_code not in found \
                 and answer_is_calling(frame.f_back):
             found.add(frame.f_code)
 
@@ -165,7 +128,7 @@ def _panel_reach() -> set[CodeType]:
     found: set[CodeType] = set()
 
     def profile(frame: Any, event: str, arg: Any) -> None:
-        if event == "call" and _kind(frame.f_code.co_filename) == "library":
+        if event == "call" and code_kind(frame.f_code) == "library":
             found.add(frame.f_code)
 
     for run in _panel():
@@ -191,6 +154,7 @@ def job_code(reference: Any, shortcuts: Iterable[Any], check: Callable[[Any], An
     0.2's `Mul`, even though `a * b` is elementary everywhere else).
     """
     global PANEL
+    index()  # every library module imported first: importing one is not what a shortcut reaches
     if PANEL is None:
         PANEL = _panel_reach()
     allowed = reached(lambda: check(reference))
@@ -221,7 +185,7 @@ def library_modules() -> list[ModuleType]:
                 continue
     _IMPORTED_ALL = True
     return [m for n, m in list(sys.modules.items()) if n.split(".")[0] in LIBRARIES and isinstance(m, ModuleType)
-            and _kind(getattr(m, "__file__", None) or "<none>") == "library"]
+            and file_kind(getattr(m, "__file__", None) or "<none>") == "library"]
 
 
 Binding = tuple[Any, str, Any]  # (owner: module or class, attribute name, the object in owner.__dict__)
@@ -303,12 +267,14 @@ def _guard(value: Any, message: str, refusals: list[str], refused: type[Exceptio
     """A stand-in for `value` that refuses when an answer calls it, and otherwise runs it."""
     function = function_of(value)
 
-    @functools.wraps(function)
     def guarded(*args: Any, **kwargs: Any) -> Any:
         if answer_is_calling(sys._getframe(1)):
             refusals.append(message)
             raise refused(message)
         return function(*args, **kwargs)
+
+    # its name and doc, but not functools.wraps's __wrapped__: `inspect.unwrap` would hand the answer the original
+    guarded.__name__, guarded.__qualname__, guarded.__doc__ = function.__name__, function.__qualname__, function.__doc__
 
     if isinstance(value, staticmethod):
         return staticmethod(guarded)
@@ -331,10 +297,145 @@ def answer_namespaces(answer: Any) -> list[dict[str, Any]]:
     return [space for space in spaces if space.get("__name__", "").split(".")[0] not in ("minigrad", "minigpt")]
 
 
+def _display(code: CodeType, named: dict[CodeType, str], by_code: dict[CodeType, list[Binding]]) -> str:
+    """How a refused code object is named: as `named` says, else its first binding (F.softmax), else its name."""
+    if code in named:
+        return named[code]
+    bindings = by_code.get(code)
+    return shown(*bindings[0][:2]) if bindings else code.co_qualname
+
+
+SOLUTION_WORDS = "tutorials/solutions/ 里参考答案的 {}"
+
+
+def _verdict(code: CodeType, codes: set[CodeType], may_use_the_reference: bool, named: dict[CodeType, str],
+             by_code: dict[CodeType, list[Binding]]) -> str | None:
+    """The name a call of `code` is refused under, or None when the answer may call it."""
+    if code in codes:
+        return _display(code, named, by_code)
+    if not may_use_the_reference and is_solution(code):
+        return SOLUTION_WORDS.format(code.co_qualname)
+    return None
+
+
+def held_code(answer: Any, most: int = 5000) -> Iterator[CodeType | ModuleType]:
+    """The code an answer holds without looking it up in a module: its functions' code, and what their default
+    arguments, closures and the global names they use hold (functions, bound methods, partials, code objects,
+    containers, the attributes of plain objects), and each reference solution module it holds. What the answer
+    reaches through a module's attribute is a binding, guarded by `refusing`; what it holds is this."""
+    seen: set[int] = set()
+    stack = [answer]
+    while stack and len(seen) < most:
+        obj = stack.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, ModuleType):
+            if obj.__name__.startswith("tutorials.solutions."):
+                yield obj
+        elif isinstance(obj, CodeType):
+            yield obj
+            stack += [c for c in obj.co_consts if isinstance(c, CodeType)]
+        elif isinstance(obj, FunctionType):
+            yield obj.__code__
+            if code_kind(obj.__code__) != "library":  # the library's own functions hold the library
+                names = {n for c in _nested(obj.__code__) for n in c.co_names}
+                stack += [*(obj.__defaults__ or ()), *(obj.__kwdefaults__ or {}).values(),
+                          *(cell.cell_contents for cell in obj.__closure__ or () if _filled(cell)),
+                          *(obj.__globals__[n] for n in names if n in obj.__globals__),
+                          *[c for c in obj.__code__.co_consts if isinstance(c, CodeType)]]
+        elif isinstance(obj, (staticmethod, classmethod, MethodType)):
+            stack += [obj.__func__, getattr(obj, "__self__", None)]
+        elif isinstance(obj, property):
+            stack += [obj.fget, obj.fset]
+        elif isinstance(obj, functools.partial):
+            stack += [obj.func, *obj.args, *obj.keywords.values()]
+        elif isinstance(obj, type):
+            if _kind_of_class(obj) == "answer":
+                stack += [*vars(obj).values(), *obj.__bases__]
+        elif isinstance(obj, (list, tuple, set, frozenset)):
+            stack += list(obj)[:200]
+        elif isinstance(obj, dict):
+            stack += list(obj.values())[:200]
+        elif hasattr(obj, "__dict__") and not isinstance(obj, np.ndarray) and _kind_of_class(type(obj)) != "library":
+            stack += list(vars(obj).values())[:200]
+
+
+def _nested(code: CodeType) -> Iterator[CodeType]:
+    yield code
+    for constant in code.co_consts:
+        if isinstance(constant, CodeType):
+            yield from _nested(constant)
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        return cell.cell_contents is not cell  # always true: reading it is the test
+    except ValueError:  # a cell not yet filled
+        return False
+
+
+def _kind_of_class(cls: type) -> str:
+    """Whose class it is, by its module's file: a library class's methods are reached as (guarded) bindings."""
+    module = sys.modules.get(cls.__module__)
+    return "external" if module is None else file_kind(getattr(module, "__file__", None) or "<no file>")
+
+
+def solution_bindings() -> list[Binding]:
+    """The functions of the reference solution modules imported so far, and their classes' methods."""
+    found: list[Binding] = []
+    for name, module in list(sys.modules.items()):
+        if not (name.startswith("tutorials.solutions.") and isinstance(module, ModuleType)):
+            continue
+        for attribute, value in list(vars(module).items()):
+            if function_of(value) is not None and is_solution(function_of(value).__code__):
+                found.append((module, attribute, value))
+            elif isinstance(value, type) and value.__module__ == name:
+                found += [(value, n, v) for n, v in list(vars(value).items()) if function_of(v) is not None]
+    return found
+
+
+@contextmanager
+def watching(codes: set[CodeType], named: dict[CodeType, str], message: Callable[[str], str], refusals: list[str],
+             answer: Any = None) -> Iterator[None]:
+    """While the block runs, every entry into `codes`, or into the reference solution's code, on the answer's behalf
+    is recorded in `refusals`, however the answer holds it: a default argument, a closure, an attribute of a
+    stand-in object, a function rebuilt from a code object. The guards on the bindings (`refusing`) stop the
+    common paths before they run; this sees the rest, through a trace function that looks at each call's code
+    object (the code runs, and the verdict is the refusal). A trace slows every call, so it is on only when the
+    answer holds such code (`held_code`); the reference graded on purpose may use its own helpers."""
+    may_use_the_reference = is_reference(answer)
+    by_code = index()[0] if codes else {}
+    suspect = any(isinstance(held, ModuleType) and not may_use_the_reference
+                  or isinstance(held, CodeType) and _verdict(held, codes, may_use_the_reference, named, by_code)
+                  for held in held_code(answer))
+    if not suspect:
+        yield
+        return
+    verdicts: dict[int, tuple[CodeType, str | None]] = {}
+    previous = sys.gettrace()
+
+    def trace(frame: Any, event: str, arg: Any) -> Any:
+        entry = verdicts.get(id(frame.f_code))
+        if entry is None:
+            entry = verdicts[id(frame.f_code)] = (frame.f_code, _verdict(frame.f_code, codes, may_use_the_reference,
+                                                                         named, by_code))
+        if entry[1] is not None and answer_is_calling(frame.f_back):
+            refusals.append(message(entry[1]))
+        return previous(frame, event, arg) if previous is not None else None
+
+    sys.settrace(trace)
+    try:
+        yield
+    finally:
+        sys.settrace(previous)
+
+
 @contextmanager
 def refusing(codes: set[CodeType], named: dict[CodeType, str], message: Callable[[str], str],
              refused: type[Exception], answer: Any = None) -> Iterator[list[str]]:
-    """While the block runs, every binding of `codes` is guarded (raising `refused`); yields the refusals made.
+    """While the block runs, every binding of `codes` is guarded (raising `refused`), and every other way to their
+    code or to the reference solution's is watched (`watching`); yields the refusals made.
 
     The bindings are the libraries' (by identity, `index`) and those in the answer's own namespaces. `named` gives
     a code object the name its refusal uses (else the binding's own: F.softmax, Tensor.softmax).
@@ -357,7 +458,11 @@ def refusing(codes: set[CodeType], named: dict[CodeType, str], message: Callable
                 if function is not None and function.__code__ in codes:
                     space[name] = _guard(value, message(named.get(function.__code__) or name), refusals, refused)
                     spaces.append((space, name, value))
-        yield refusals
+        for owner, name, value in solution_bindings() if not is_reference(answer) else []:
+            setattr(owner, name, _guard(value, message(SOLUTION_WORDS.format(name)), refusals, refused))
+            saved.append((owner, name, value))
+        with watching(codes, named, message, refusals, answer):
+            yield refusals
     finally:
         for space, name, value in reversed(spaces):
             space[name] = value

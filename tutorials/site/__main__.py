@@ -1,6 +1,7 @@
-"""The command line: python -m tutorials.site OUT_DIR [--notebooks DIR] [NN ...].
+"""The command line: python -m tutorials.site OUT_DIR [--notebooks DIR] [--pdf] [NN ...].
 
 Quick mode under TUTORIAL_QUICK=1 (the lectures' outputs as the quick runs give them), full mode otherwise.
+`--pdf` prints the whole course to OUT_DIR/course.pdf with headless Chromium. Bad input is one line (exit 2).
 """
 
 from __future__ import annotations
@@ -10,8 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from minigpt.progress import write_out
-from tutorials.site.build import build, lecture_paths
+from tutorials.site.build import SiteError, build
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -19,26 +19,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", type=Path, help="网站写到这个目录（打开其中的 index.html）")
     parser.add_argument("--notebooks", type=Path, help="已经运行过的 Notebook 所在目录（如 .ci/notebooks.py 的 "
                                                        "OUT_DIR/quick），给了就不再运行各讲")
+    parser.add_argument("--pdf", action="store_true", help="再用 Chromium 把整门课打印成 OUT_DIR/course.pdf")
     parser.add_argument("lectures", nargs="*", help="只生成这几讲，如 00 01（默认：全部）")
     args = parser.parse_intermixed_args(argv)
-    known = [p.name[:2] for p in lecture_paths()]
-    unknown = [n for n in args.lectures if n not in known]
-    if unknown:
-        print(f"python -m tutorials.site: 没有第 {'、'.join(unknown)} 讲：讲次是 {'、'.join(known)}", file=sys.stderr)
-        return 2
     start = time.time()
     try:
-        pages = build(args.out, args.notebooks, args.lectures or None)
-    except (OSError, ValueError) as error:  # OUT_DIR a file, a notebook that is not JSON, an image not base64
-        print(f"python -m tutorials.site: 没有生成网站：{error}", file=sys.stderr)
-        return 1
+        pages = build(args.out, args.notebooks, args.lectures or None, pdf=args.pdf)
+    except SiteError as error:
+        print(f"python -m tutorials.site: 错误：{error}", file=sys.stderr)
+        return 2
     size = sum(p.stat().st_size for p in args.out.rglob("*") if p.is_file())
-    try:
-        write_out(f"网站：{len(pages)} 页，{size / 2**20:.1f} MiB，用时 {time.time() - start:.0f} 秒 "
-                  f"-> {args.out / 'index.html'}\n")
-    except OSError as error:  # stdout on a full disk: the site is built, and this says why its line is missing
-        print(f"python -m tutorials.site: 网站已生成，但这一行写不出：{error}", file=sys.stderr)
-        return 1
+    print(f"网站：{len(pages)} 页，{size / 2**20:.1f} MiB，用时 {time.time() - start:.0f} 秒",
+          f"-> {args.out / 'index.html'}")
     return 0
 
 

@@ -13,7 +13,16 @@ import numpy as np
 
 import minigpt.data
 import tutorials.yardstick
-from tutorials.exercises.grading import DEV_PLACE, FINAL_NOTE, Exercise, Wrong, as_array, compare, compare_number
+from tutorials.exercises.grading import (
+    DEV_PLACE,
+    FINAL_NOTE,
+    Exercise,
+    Wrong,
+    as_array,
+    better_by,
+    compare,
+    compare_number,
+)
 from tutorials.exercises.tools import NGramCounts
 from tutorials.yardstick import Yardstick, load
 
@@ -165,7 +174,7 @@ def _score_ngram(k: int, beta: float, windows: Yardstick, where: str) -> str:
     diff = (baseline - losses).mean(axis=1)  # how much better than the lecture's choice, window by window
     gain, err = float(diff.mean()), float(diff.std(ddof=1) / math.sqrt(len(diff)))
     verdict = (f"(k={k}, β={beta:g}) 在{where}上是 {losses.mean():.3f} 纳特/字符，比讲义的 (k=4, β=2) "
-               f"好 {gain:+.3f} ± {err:.3f}")
+               f"{better_by(gain, err)}")
     if gain < TARGET_GAP:
         hint = ("：k 大、β 小，在训练文本上最好，在没见过的文本上最差——像是在训练文本本身上挑的，"
                 "要在切出来的开发集上挑" if k >= 5 and beta < 4 else "：在开发集上把 k 和 β 一起挑（β 试到几十）")

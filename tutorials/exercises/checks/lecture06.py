@@ -21,6 +21,7 @@ from tutorials.exercises.grading import (
     Exercise,
     Wrong,
     as_array,
+    better_by,
     compare,
     compare_number,
     number,
@@ -45,6 +46,7 @@ def check_make_batch(make_batch) -> str:
     compare(y, expected_y, "y", suspects=[
         (expected_x, "y 应比 x 往后错一位：y[t] 是 x[t] 之后的那个词元"),
         (expected_x - 1, "错位的方向反了：y 从 data[s + 1] 开始，不是 data[s − 1]"),
+        (expected_x + 2, "错了两位：y 从 data[s + 1] 开始，只往后错一位（模型里的损失不会再错一次）"),
     ])
     return f"通过：一批 {len(starts)} 段、每段 {T} 个词元，就是 {len(starts) * T} 道“猜下一个”的题"
 
@@ -279,9 +281,9 @@ def _schedule_verdict(lr_schedule, final: bool) -> str:
             raise Wrong(f"第 {seed} 个种子上训练发散了：学习率最大到 {max(lrs):.3g}，太大了")
         if gain <= 0:  # already worse than the lecture's on one seed: no need to train the other to know
             break
-    shown = "、".join(f"{g:+.3f}" for g in gains)
-    verdict = (f"{len(gains)} 个种子上，{'尺子' if final else DEV_PLACE}上比讲义的学习率表逐窗口好 {shown} "
-               f"纳特/字符（平均 {np.mean(gains):+.3f}）")
+    shown = "、".join(better_by(g) for g in gains)
+    verdict = (f"{len(gains)} 个种子上，{'尺子' if final else DEV_PLACE}上比讲义的学习率表逐窗口{shown} "
+               f"纳特/字符（平均{better_by(float(np.mean(gains)))}）")
     if np.mean(gains) < SCHEDULE_TARGET or min(gains) <= 0:
         if max(lrs) > 0.01:
             hint = f"学习率最大到 {max(lrs):.3g}：这个小模型受不了这么大的步子，训练不稳"

@@ -18,7 +18,16 @@ import tutorials.yardstick
 from minigpt import GPT, GPTConfig
 from minigpt.checkpoint import load_model
 from tutorials.exercises.checks.lecture01 import _reads_the_yardstick
-from tutorials.exercises.grading import DEV_PLACE, FINAL_NOTE, Exercise, Wrong, as_array, compare, compare_number
+from tutorials.exercises.grading import (
+    DEV_PLACE,
+    FINAL_NOTE,
+    Exercise,
+    Wrong,
+    as_array,
+    better_by,
+    compare,
+    compare_number,
+)
 from tutorials.kneser_ney import KneserNey
 from tutorials.yardstick import Score, Yardstick, load
 
@@ -232,8 +241,7 @@ def _score_mix(weight: float, final: bool) -> str:
         diff = (-np.log(other) - mixed).mean(axis=1)  # how much better the mix is, window by window
         gains[name] = (float(diff.mean()), float(diff.std(ddof=1) / math.sqrt(len(diff))))
     verdict = (f"λ = {weight:.2f} 的混合在{'尺子' if final else DEV_PLACE}上是 {mixed.mean():.3f} 纳特/字符，"
-               f"比 Kneser-Ney 好 {gains['Kneser-Ney'][0]:+.3f} ± {gains['Kneser-Ney'][1]:.3f}，比 GPT 好 "
-               f"{gains['GPT'][0]:+.3f} ± {gains['GPT'][1]:.3f}")
+               f"比 Kneser-Ney {better_by(*gains['Kneser-Ney'])}，比 GPT {better_by(*gains['GPT'])}")
     if min(gains[name][0] for name in gains) < MIX_TARGET:
         if weight < 0.1:
             hint = ("λ 几乎是 0：像是在 Kneser-Ney 数过的文本上挑的——它在自己数过的文本上几乎背了下来，"

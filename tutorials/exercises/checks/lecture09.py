@@ -13,7 +13,7 @@ import numpy as np
 
 import minigrad as mg
 from minigpt import GPT, GPTConfig
-from minigrad import nn, optim
+from minigrad import nn
 from tutorials.exercises.grading import (
     Exercise,
     Wrong,
@@ -155,12 +155,16 @@ def check_lm_loss(lm_loss) -> str:
     x = _tensor(logits)
     loss = expect_tensor(lm_loss(x, targets), "损失")
     losses = _lm_loss(logits, targets)
+    over_time = -np.log(softmax(logits, axis=1))[np.arange(B)[:, None], np.arange(T), targets]  # softmax over T
     if loss.shape not in ((), (1,)):
         raise Wrong(f"损失应是一个数（形状 ()），你的形状是 {loss.shape}：对 B·T 个位置取平均")
     compare(loss, losses.mean().reshape(loss.shape), "损失", suspects=[
         (losses.sum().reshape(loss.shape), "应对 B·T 个位置取平均，你求的是和"),
         (-losses.mean().reshape(loss.shape), "符号反了：损失是 −log p(答案)，是正数"),
         (_lm_loss(logits, np.roll(targets, 1, axis=-1)).mean().reshape(loss.shape), "答案错位了"),
+        (_lm_loss(logits[:, :-1], targets[:, 1:]).mean().reshape(loss.shape),
+         "答案又错了一位：targets 已经是 idx 往后错一位的结果（6.1 做过了），logits[:, t] 直接对 targets[:, t]"),
+        (over_time.mean().reshape(loss.shape), "softmax 沿了时间那一维（T）：每个位置要在词表（最后一维 V）上归一化"),
     ])
     loss.backward()
     probs = softmax(logits.reshape(-1, V))
@@ -249,47 +253,74 @@ def _tiny_gpt(seed=5) -> GPT:
     return model
 
 
-def _reference_losses(batches, lrs, clip, wd, decay_all=False, no_clip=False, accumulate=False):
+# The classic mistakes of a training step, each a variant of the checker's own loop (`_losses`): what it is called
+# there, and how the learner is told.
+STEP_MISTAKES = {
+    "no_clip": "更新用的是没裁剪的梯度：先算所有梯度合起来的范数，超过 grad_clip 就整体缩小，再更新"
+               "（没有裁剪，或者把裁剪放在了更新之后？）",
+    "no_min": "裁剪少了 min(1, ·)：梯度范数小于 grad_clip 时不该动它，你的把小梯度也放大到了 grad_clip",
+    "per_param": "每个参数各自裁剪了；要的是所有梯度合起来的一个范数、一个缩放系数：norm = √(Σ 所有 g²)",
+    "l2": "权重衰减加进了梯度（L2 正则）：AdamW 的衰减是解耦的，由 adamw_update 直接 p ← p·(1 − lr·wd)，不经过 m、v",
+    "decay_all": "只有矩阵（ndim ≥ 2）做权重衰减；偏置和 LayerNorm 的 γ、β 不衰减",
+    "accumulate": "梯度会累加：backward 之前先把每个参数的 .grad 清掉（p.grad = None）",
+    "t_fixed": "步数 t 没有往前走：每一步都要 t += 1（存在 state 里），偏差修正 1 − βᵗ 才会随步数变化",
+}
+
+
+def _losses(batches, lrs, clips, wd, mistake=None):
+    """The checker's own loop on a fresh tiny GPT (minigpt's, whose forward and backward the checker may use):
+    the loss of each step, and the model after the last. `mistake` (a key of STEP_MISTAKES) makes it a wrong one."""
     model = _tiny_gpt()
-    decay = [p for p in model.parameters() if p.ndim >= 2 or decay_all]
-    rest = [p for p in model.parameters() if not (p.ndim >= 2 or decay_all)]
-    optimizer = optim.AdamW([{"params": decay, "weight_decay": wd}, {"params": rest, "weight_decay": 0.0}],
-                            lr=lrs[0], betas=(0.9, 0.99))
+    named = list(model.named_parameters())
+    moments: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     losses = []
-    for (x, y), lr in zip(batches, lrs):
-        optim.set_lr(optimizer, lr)
+    for t, ((x, y), lr, clip) in enumerate(zip(batches, lrs, clips), 1):
         _, loss = model(x, y)
-        if not accumulate:
-            optimizer.zero_grad()
+        if mistake != "accumulate":
+            for _, p in named:
+                p.grad = None
         loss.backward()
-        if not no_clip:
-            nn.utils.clip_grad_norm_(model.parameters(), clip)
-        optimizer.step()
+        live = [(name, p, p.grad.numpy().astype(np.float64)) for name, p in named if p.grad is not None]
+        norm = math.sqrt(sum(float((g * g).sum()) for _, _, g in live))
+        for name, p, g in live:
+            own = math.sqrt(float((g * g).sum()))
+            scale = {"no_clip": 1.0, "no_min": clip / (norm + 1e-6),
+                     "per_param": min(1.0, clip / (own + 1e-6))}.get(mistake, min(1.0, clip / (norm + 1e-6)))
+            decay = wd if p.ndim >= 2 or mistake == "decay_all" else 0.0
+            g = g * scale + (decay * p.numpy() if mistake == "l2" else 0.0)
+            m, v = moments.get(name, (np.zeros(p.shape), np.zeros(p.shape)))
+            new_p, m, v = _adamw(p.numpy().astype(np.float64), g, m, v, 1 if mistake == "t_fixed" else t, lr,
+                                 (0.9, 0.99), 1e-8, 0.0 if mistake == "l2" else decay)
+            moments[name] = (m, v)
+            p.array[...] = new_p
         losses.append(loss.item())
     return losses, model
 
 
 def check_train_step(train_step) -> str:
     rng = np.random.default_rng(95)
-    batches = [(rng.integers(0, 11, (3, 8)), rng.integers(0, 11, (3, 8))) for _ in range(4)]
-    lrs, clip, wd = [1e-2, 2e-2, 2e-2, 1e-2], 0.5, 0.1
-    expected, reference = _reference_losses(batches, lrs, clip, wd)
+    batches = [(rng.integers(0, 11, (3, 8)), rng.integers(0, 11, (3, 8))) for _ in range(6)]
+    # some steps clip (grad_clip below the gradients' norm), some do not (far above it): both halves of min(1, ·)
+    lrs, clips, wd = [1e-2, 2e-2, 2e-2, 1e-2, 1e-2, 5e-3], [0.5, 0.5, 50.0, 0.5, 50.0, 50.0], 0.1
+    expected, reference = _losses(batches, lrs, clips, wd)
     model, state = _tiny_gpt(), {}
     got = []
-    for (x, y), lr in zip(batches, lrs):
+    for (x, y), lr, clip in zip(batches, lrs, clips):
         loss = train_step(model, x, y, state, lr, grad_clip=clip, weight_decay=wd)
         if isinstance(loss, mg.Tensor) or not isinstance(loss, (float, np.floating)):
             raise Wrong("train_step 应返回这一步的损失，一个 Python float（loss.item()），"
                         f"你的是 {type(loss).__name__}")
         got.append(float(loss))
-    compare(got, expected, "每一步的损失", atol=1e-5, rtol=1e-4, suspects=[
-        (_reference_losses(batches, lrs, clip, wd, no_clip=True)[0], "没有裁剪梯度：先算所有梯度合起来的范数，"
-                                                                      "超过 grad_clip 就整体缩小"),
-        (_reference_losses(batches, lrs, clip, wd, decay_all=True)[0], "只有矩阵（ndim ≥ 2）做权重衰减；"
-                                                                         "偏置和 LayerNorm 的 γ、β 不衰减"),
-        (_reference_losses(batches, lrs, clip, wd, accumulate=True)[0], "梯度会累加：backward 之前先把每个参数的 "
-                                                                          ".grad 清掉（p.grad = None）"),
-    ])
+    mistakes = {}  # the wrong loops, run only when the answer's numbers differ from the right one's
+
+    def wrong_loops():
+        if not mistakes:
+            mistakes.update({name: _losses(batches, lrs, clips, wd, name) for name in STEP_MISTAKES})
+        return mistakes
+
+    if not np.allclose(got, expected, atol=1e-5, rtol=1e-4):
+        compare(got, expected, "每一步的损失", atol=1e-5, rtol=1e-4,
+                suspects=[(losses, STEP_MISTAKES[name]) for name, (losses, _) in wrong_loops().items()])
     if model.unused.grad is not None or not np.array_equal(model.unused.numpy(), np.ones((2, 3))):
         raise Wrong("没有梯度的参数（没参与算损失）应原样留着：跳过 .grad 是 None 的参数，也不对它做权重衰减")
     missing = [name for name, p in model.named_parameters() if p.grad is None and name != "unused"]
@@ -297,7 +328,10 @@ def check_train_step(train_step) -> str:
         raise Wrong(f"这一步之后 {missing[0]} 的 .grad 是 None：应在 backward 之前清梯度，之后留着这一步的梯度")
     for (name, p), q in zip(model.named_parameters(), reference.parameters()):
         # atol: lr/100. Where a gradient is ~0, Adam's m/√v is a ratio of two roundings (float32)
-        compare(p.numpy(), q.numpy(), f"4 步之后的参数 {name}", atol=2e-4, rtol=1e-3)
+        if not np.allclose(p.numpy(), q.numpy(), atol=2e-4, rtol=1e-3):
+            compare(p.numpy(), q.numpy(), f"{len(batches)} 步之后的参数 {name}", atol=2e-4, rtol=1e-3,
+                    suspects=[(dict(m.named_parameters())[name].numpy(), STEP_MISTAKES[k])
+                              for k, (_, m) in wrong_loops().items()])
     return "通过：前向、反向、裁剪、AdamW——和 minigpt 的训练循环一步一步走出同样的损失"
 
 

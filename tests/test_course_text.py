@@ -59,7 +59,14 @@ def english_sentences(source: str, lecture: bool) -> list[tuple[int, str]]:
     """(line, text) of every English sentence a reader of the printed lecture would meet."""
     found = []
     messages = []
-    for node in ast.walk(ast.parse(source)):
+    tree = ast.parse(source)
+    # The one place English must stay: a terminal that cannot encode Chinese is told so in ASCII.
+    ascii_only = {id(node) for handler in ast.walk(tree) if isinstance(handler, ast.ExceptHandler)
+                  and getattr(handler.type, "id", None) == "UnicodeEncodeError"
+                  for statement in handler.body for node in ast.walk(statement)}
+    for node in ast.walk(tree):
+        if id(node) in ascii_only:
+            continue
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print":
             messages += [(node.lineno, arg) for arg in node.args]
         elif lecture and isinstance(node, ast.Assert) and node.msg is not None:
@@ -92,3 +99,6 @@ def test_the_scan_catches_an_english_sentence():
     assert english_sentences("assert ok, 'the curve should go down here'\n", lecture=True)
     assert english_sentences("x = 1  # a long run says how far it is\n", lecture=True)
     assert not english_sentences('print(f"损失 {loss:.3f}（B, T, C）")\nx = 1  # (B, T, vocab)\n', lecture=True)
+    ascii_terminal = 'try:\n    f()\nexcept UnicodeEncodeError:\n    print("this terminal cannot show Chinese")\n'
+    assert not english_sentences(ascii_terminal, lecture=False)
+    assert english_sentences(ascii_terminal.replace("UnicodeEncodeError", "ValueError"), lecture=False)

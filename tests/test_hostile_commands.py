@@ -175,15 +175,15 @@ def test_ctrl_c_during_sample_is_one_line():
 # ------------------------------------------------------------------------------------------------------
 # The course's progress file
 @pytest.mark.parametrize(("make", "said"), [
-    (lambda p: p.write_text("{hints"), "读不了（Expecting property name"),
-    (lambda p: p.write_text("[" * 100_000 + "]" * 100_000), "读不了"),
-    (lambda p: p.write_text("[]"), "不是课程记下的进度"),
-    (lambda p: p.write_text('{"hints": "x"}'), "不是课程记下的进度"),
-    (lambda p: p.write_text('{"hints": {"0.3": "x"}}'), "不是课程记下的进度"),
-    (lambda p: p.mkdir(), "a directory, not a regular file"),
-    pytest.param(os.mkfifo, "a FIFO (named pipe), not a regular file",
+    (lambda p: p.write_text("{hints"), "不是有效的 JSON（第 1 行第 2 列）"),
+    (lambda p: p.write_text("[" * 100_000 + "]" * 100_000), "嵌套得太深"),
+    (lambda p: p.write_text("[]"), "不是课程写的进度记录（应是一个 JSON 对象，这里是 list）"),
+    (lambda p: p.write_text('{"hints": "x"}'), "不是课程写的进度记录（hints 应是"),
+    (lambda p: p.write_text('{"hints": {"0.3": "x"}}'), "不是课程写的进度记录（hints 应是"),
+    (lambda p: p.mkdir(), "不是一个普通文件"),
+    pytest.param(os.mkfifo, "不是一个普通文件",
                  marks=pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")),
-    (lambda p: p.symlink_to("/dev/zero"), "a device, not a regular file"),
+    (lambda p: p.symlink_to("/dev/zero"), "不是一个普通文件"),
 ], ids=["not JSON", "nested 100,000 deep", "a list", "hints a string", "a hint count a string", "a folder",
         "a FIFO", "/dev/zero"])
 def test_a_hostile_progress_file_is_one_line(tmp_path, monkeypatch, capsys, make, said):

@@ -151,7 +151,7 @@ def test_ensure_runs_the_lecture_when_its_record_is_missing(ys, ladder, tmp_path
     monkeypatch.setattr(ladder, "LECTURES", lectures)
     (rung,) = ladder.ensure("98", ys)  # not recorded yet: runs 98_fake.py, then reads its record
     assert rung.score.nats == pytest.approx(math.log(ys.vocab_size))
-    with pytest.raises(RuntimeError, match="99_broken.py failed"):
+    with pytest.raises(RuntimeError, match="99_broken.py，它出错退出了"):
         ladder.ensure("99", ys)
 
 

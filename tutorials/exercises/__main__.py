@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from minigpt.progress import discard_stdout
 from tutorials.exercises import (
     LECTURES,
     _grade_from,
@@ -25,11 +26,32 @@ from tutorials.exercises import (
 )
 from tutorials.exercises.grading import LEVELS, Exercise, Result, one_line
 
-INTERRUPTED = "检查被中断了（Ctrl-C）：正在检查的那一题没有结果，已经打印的结果照旧有效。"
+PROG = "python -m tutorials.exercises"
+INTERRUPTED = f"{PROG}: 已中断（Ctrl-C）：正在检查的那一题没有结果，已经打印的结果照旧有效。"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tutorials.exercises",
+    """The command; what stops it from outside the learner's code (the terminal, the disk, Ctrl-C) is one line."""
+    try:
+        return _main(argv)
+    except UnicodeEncodeError as error:  # PYTHONIOENCODING=ascii: Chinese cannot be shown, so say it in English
+        print(f"{PROG}: error: this terminal's encoding ({error.encoding}) cannot show Chinese: set "
+              "PYTHONIOENCODING=utf-8, or use a UTF-8 locale", file=sys.stderr)
+    except BrokenPipeError:  # `| head` that has read enough: stop quietly
+        discard_stdout()
+        return 141
+    except OSError as error:  # a full disk under `> report.txt`
+        discard_stdout()
+        print(f"{PROG}: 错误：{error.filename or '标准输出'}：{error.strerror}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(INTERRUPTED, file=sys.stderr)
+        return 130
+    return 2
+
+
+def _main(argv: list[str] | None) -> int:
+    parser = argparse.ArgumentParser(prog=PROG,
                                      description="检查课程练习（答案写在 tutorials/exercises/lectureNN.py 里）")
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("check", help="检查一讲（03）、一题（3.2）或全部练习")
@@ -57,12 +79,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.which is not None and lecture_of(args.which) != lecture_of(number):
             raise ValueError(f"练习 {number} 不在第 {args.which} 讲里")
         return help_with(number, args)
+    except UnicodeEncodeError:  # (a ValueError too: the terminal's, said by main)
+        raise
     except ValueError as error:
-        print(f"python -m tutorials.exercises: {one_line(error)}", file=sys.stderr)
+        print(f"{PROG}: {one_line(error)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(INTERRUPTED, file=sys.stderr)
-        return 130
 
 
 def graded(exercise: Exercise, solutions: bool, final: bool = False) -> Result | None:

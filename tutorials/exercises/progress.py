@@ -46,31 +46,36 @@ def log_path() -> Path:
     return Path(data) / "minigrad-course" / "yardstick.jsonl"
 
 
+def _named(path: Path, variable: str) -> str:
+    """How a message names a course file: which of the two it is, and where."""
+    return f"{'进度文件' if variable == STATE_VARIABLE else '尺子的记录'} {path}"
+
+
 def _read(path: Path, variable: str) -> str | None:
     """The text of a course file, None if there is none; StateError for anything that is not a readable file."""
     if not path.exists():
         return None
     fix = f"删掉它，或把环境变量 {variable} 指向另一个文件"
-    if not path.is_file():
-        raise StateError(f"{path} 不是一个普通文件（是文件夹或设备？），课程没法把记录写在那里："
-                         f"把环境变量 {variable} 指向一个普通文件的路径")
+    if not path.is_file():  # a folder, a FIFO (reading one would wait forever), /dev/zero (would never end)
+        raise StateError(f"{_named(path, variable)} 不是一个普通文件（是文件夹、管道或设备？），"
+                         f"课程没法把记录写在那里：把环境变量 {variable} 指向一个普通文件的路径")
     try:
         with path.open("rb") as file:
             data = file.read(MAX_BYTES + 1)
     except OSError as error:
-        raise StateError(f"{path} 读不出来（{error.strerror}）：{fix}") from None
+        raise StateError(f"{_named(path, variable)} 读不出来（{error.strerror}）：{fix}") from None
     if len(data) > MAX_BYTES:
-        raise StateError(f"{path} 大得不像课程写的记录（超过 {MAX_BYTES // 2**20} MiB）：{fix}")
+        raise StateError(f"{_named(path, variable)} 大得不像课程写的记录（超过 {MAX_BYTES // 2**20} MiB）：{fix}")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise StateError(f"{path} 不是 UTF-8 文本，不是课程写的记录：{fix}") from None
+        raise StateError(f"{_named(path, variable)} 不是 UTF-8 文本，不是课程写的记录：{fix}") from None
 
 
 def _write(path: Path, text: str, variable: str, append: bool = False) -> None:
     if path.is_symlink() or (path.exists() and not path.is_file()):
-        raise StateError(f"{path} 不是一个普通文件（是文件夹或设备？），课程没法把记录写在那里："
-                         f"把环境变量 {variable} 指向一个普通文件的路径")
+        raise StateError(f"{_named(path, variable)} 不是一个普通文件（是链接、文件夹或设备？），"
+                         f"课程没法把记录写在那里：把环境变量 {variable} 指向一个普通文件的路径")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         if append:
@@ -79,7 +84,8 @@ def _write(path: Path, text: str, variable: str, append: bool = False) -> None:
         else:
             write_file(path, text)  # a new file renamed over the name: never through a link
     except OSError as error:
-        raise StateError(f"记录写不进 {path}（{error.strerror}）：换一个地方，设置环境变量 {variable}") from None
+        raise StateError(f"记录写不进{_named(path, variable)}（{error.strerror}）："
+                         f"换一个地方，设置环境变量 {variable}") from None
 
 
 def load_state() -> dict[str, Any]:
@@ -91,11 +97,14 @@ def load_state() -> dict[str, Any]:
     try:
         state = json.loads(text)
     except json.JSONDecodeError as error:
-        raise StateError(f"{path} 不是有效的 JSON（第 {error.lineno} 行第 {error.colno} 列）：修好它，或删掉它"
+        raise StateError(f"进度文件 {path} 不是有效的 JSON（第 {error.lineno} 行第 {error.colno} 列）：修好它，或删掉它"
                          "（删掉会忘记看过几条提示；尺子的记录另有一份，不会丢）") from None
+    except RecursionError:  # brackets nested past Python's limit: no record the course wrote looks like that
+        raise StateError(f"进度文件 {path} 嵌套得太深，不是课程写的进度记录：删掉它，或把环境变量 {STATE_VARIABLE} "
+                         "指向另一个文件") from None
     problem = _shape_problem(state)
     if problem:
-        raise StateError(f"{path} 不是课程写的进度记录（{problem}）：删掉它，或把环境变量 {STATE_VARIABLE} "
+        raise StateError(f"进度文件 {path} 不是课程写的进度记录（{problem}）：删掉它，或把环境变量 {STATE_VARIABLE} "
                          "指向另一个文件")
     return {"hints": state.get("hints", {}), "revealed": state.get("revealed", []), "finals": state.get("finals", {})}
 
@@ -137,10 +146,10 @@ def scorings(number: str | None = None) -> list[dict[str, Any]]:
             continue
         try:
             entry = json.loads(line)
-        except json.JSONDecodeError:
-            raise StateError(f"{path} 的第 {k} 行不是有效的 JSON：这份记录只许追加，别改它") from None
+        except (json.JSONDecodeError, RecursionError):
+            raise StateError(f"尺子的记录 {path} 的第 {k} 行不是有效的 JSON：这份记录只许追加，别改它") from None
         if not (isinstance(entry, dict) and isinstance(entry.get("exercise"), str)):
-            raise StateError(f"{path} 的第 {k} 行不是课程写的尺子记录：这份记录只许追加，别改它")
+            raise StateError(f"尺子的记录 {path} 的第 {k} 行不是课程写的尺子记录：这份记录只许追加，别改它")
         entries.append(entry)
     return [e for e in entries if number is None or e["exercise"] == number]
 

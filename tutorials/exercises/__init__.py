@@ -32,11 +32,11 @@ from types import ModuleType
 from typing import Any
 
 from tutorials.exercises.checks import LECTURES
-from tutorials.exercises.grading import LEVELS, Exercise, Result, grade
+from tutorials.exercises.grading import LEVELS, Exercise, Result, answer_file, grade
 
 MARKS = {"pass": "✓", "wrong": "✗", "error": "✗", "blank": "·"}
 
-__all__ = ["LECTURES", "check", "find", "grade_lecture", "lecture_of", "print_reports"]
+__all__ = ["LECTURES", "answer_module", "check", "find", "grade_lecture", "lecture_of", "print_reports"]
 
 
 def lecture_of(which: Any) -> str:
@@ -58,17 +58,31 @@ def find(number: str) -> Exercise:
     raise ValueError(f"没有练习 {number}：第 {lecture} 讲的练习是 {numbers}")
 
 
-def answers(lecture: str, solutions: bool = False) -> ModuleType:
-    """The learner's file for `lecture` (or the reference solutions), read afresh to pick up the latest edits."""
+def answers(lecture: str, solutions: bool = False, file: str = "") -> ModuleType:
+    """The learner's file for `lecture` (or the reference solutions), read afresh to pick up the latest edits;
+    `file` names another answer file of the lecture (lecture 00's "engine")."""
     package = "tutorials.solutions" if solutions else "tutorials.exercises"
-    return importlib.reload(importlib.import_module(f"{package}.lecture{lecture}"))
+    module = importlib.import_module(f"{package}.{file or 'lecture' + lecture}")
+    # The reference solutions do not change while the course runs; reloading them would make new classes (the
+    # reference engine's Tensor) that no longer match the ones already imported elsewhere.
+    return module if solutions else importlib.reload(module)
+
+
+def answer_module(exercise: Exercise, solutions: bool = False) -> ModuleType:
+    """The file holding `exercise`'s answer (or its reference solution), read afresh."""
+    return answers(lecture_of(exercise.number), solutions, exercise.file)
+
+
+def files_of(lecture: str) -> list[str]:
+    """The answer files of a lecture, in the order its exercises first use them ("" is lectureNN.py)."""
+    return list(dict.fromkeys(exercise.file for exercise in LECTURES[lecture]))
 
 
 def grade_lecture(lecture: Any, solutions: bool = False) -> list[Result]:
-    """Grade every exercise of one lecture from its answer file; a list of Results, in order."""
+    """Grade every exercise of one lecture from its answer files; a list of Results, in order."""
     lecture = lecture_of(lecture)
-    module = answers(lecture, solutions)
-    return [_grade_from(module, exercise) for exercise in LECTURES[lecture]]
+    modules = {file: answers(lecture, solutions, file) for file in files_of(lecture)}
+    return [_grade_from(modules[exercise.file], exercise) for exercise in LECTURES[lecture]]
 
 
 def _grade_from(module: ModuleType, exercise: Exercise) -> Result:
@@ -106,17 +120,19 @@ def print_reports(which: Any = None, answer: Any = None, solutions: bool = False
         return all(r.passed for r in results)
     everything_passed = True
     for lecture in list(LECTURES) if which is None else [lecture_of(which)]:
-        try:
-            module = answers(lecture, solutions)
-        # A half-edited answer file may not even import (a SyntaxError, a NameError at the top level...).
-        except Exception as error:
-            print(f"第 {lecture} 讲练习：答案文件导入出错，先修好它：{type(error).__name__}: {error}")
-            everything_passed = False
-            continue
         chosen = [find(which)] if which is not None and "." in str(which) else LECTURES[lecture]
-        results = [_grade_from(module, exercise) for exercise in chosen]
-        print(report(results, f"第 {lecture} 讲练习（{_shown_path(module)}）"))
-        everything_passed &= all(r.passed for r in results)
+        for file in dict.fromkeys(exercise.file for exercise in chosen):  # lecture 00 has two files
+            try:
+                module = answers(lecture, solutions, file)
+            # A half-edited answer file may not even import (a SyntaxError, a NameError at the top level...).
+            except Exception as error:
+                print(f"第 {lecture} 讲练习：答案文件 {answer_file(chosen[0]) if not file else file}.py 导入出错，"
+                      f"先修好它：{type(error).__name__}: {error}")
+                everything_passed = False
+                continue
+            results = [_grade_from(module, exercise) for exercise in chosen if exercise.file == file]
+            print(report(results, f"第 {lecture} 讲练习（{_shown_path(module)}）"))
+            everything_passed &= all(r.passed for r in results)
     return everything_passed
 
 

@@ -32,7 +32,8 @@ def main(argv: list[str] | None = None) -> int:
         for lecture, exercises in LECTURES.items():
             print(f"第 {lecture} 讲：tutorials/exercises/lecture{lecture}.py")
             for exercise in exercises:
-                print(f"  {exercise.number} {LEVELS[exercise.level]:<3} {exercise.title}（{exercise.name}）")
+                where = f"，在 {exercise.file}.py 里" if exercise.file else ""
+                print(f"  {exercise.number} {LEVELS[exercise.level]:<3} {exercise.title}（{exercise.name}{where}）")
         return 0
     try:
         number = args.hint or args.reveal or args.final
@@ -53,7 +54,8 @@ def help_with(number: str, args: argparse.Namespace) -> int:
         finals = ", ".join(e.number for lecture in LECTURES.values() for e in lecture if e.final)
         raise ValueError(f"练习 {exercise.number} 不在尺子上打分：--final 只用于开放题 {finals}")
     try:
-        module = answers(lecture_of(number), args.solutions)
+        lecture = lecture_of(number)  # lecture 00's engine exercises have a file of their own
+        module = answers(lecture, args.solutions, exercise.file) if exercise.file else answers(lecture, args.solutions)
     # A half-edited answer file may not even import; say so, as `check` does, instead of a traceback.
     except Exception as error:
         print(f"第 {lecture_of(number)} 讲练习：答案文件导入出错，先修好它：{type(error).__name__}: {error}")

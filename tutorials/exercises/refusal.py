@@ -62,7 +62,7 @@ def _kind(filename: str) -> str:
         return "checker"
     if path.parent == _HERE and path.name in GRADER_FILES:
         return "external"  # the grader's machinery: passed through, never refused
-    if (path.parent == _HERE and path.name.startswith(("lecture", "shortcuts"))) \
+    if (path.parent == _HERE and path.name.startswith(("lecture", "shortcuts", "engine"))) \
             or _TUTORIALS / "solutions" in path.parents or (path.parent == _TUTORIALS and path.name[:1].isdigit()):
         return "answer"  # the learner's files, the shortcut answers, the reference solutions, a lecture script
     roots = [Path(sys.modules[name].__file__).resolve().parent for name in LIBRARIES if name in sys.modules]

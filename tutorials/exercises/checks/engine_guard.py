@@ -14,6 +14,7 @@ Read next: engine.py, the checkers that use it.
 from __future__ import annotations
 
 import functools
+import gc
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -67,9 +68,11 @@ def watching() -> Iterator[list[str]]:
     """While the block runs, record (and let run) each call into foreign code made on the answer's behalf."""
     reached: list[str] = []
     previous = sys.getprofile()
+    # the garbage collector's callbacks (hypothesis registers one) run inside whatever frame allocated: not the answer's
+    collector = {callback.__code__ for callback in gc.callbacks if hasattr(callback, "__code__")}
 
     def profile(frame: Any, event: str, arg: Any) -> None:
-        if event == "call":
+        if event == "call" and frame.f_code not in collector:
             package = _package_of_file(frame.f_code.co_filename)
             # the import system asking a finder, or running a module's top level, is not a call the answer made
             importing = frame.f_back is not None and frame.f_back.f_code.co_filename.startswith("<frozen importlib")
@@ -105,7 +108,7 @@ def foreign_imports(answer: Any) -> list[str]:
     """What the answer's engine file imports besides NumPy and the standard library (a notebook is not checked:
     its other cells may import what they like; the watch above still sees every call)."""
     space = namespace_of(answer)
-    if space is None or not str(space.get("__file__", "")).endswith("engine.py"):
+    if space is None or Path(str(space.get("__file__", ""))).name != "engine.py":
         return []
     found, own = [], space.get("__name__")
     for name, value in space.items():

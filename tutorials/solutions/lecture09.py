@@ -56,7 +56,7 @@ def adamw_update(p: np.ndarray, g: np.ndarray, m: np.ndarray, v: np.ndarray, t: 
     p -= lr * m_hat / (np.sqrt(v_hat) + eps)
 
 
-def train_step(model: mg.nn.Module, x: np.ndarray, y: np.ndarray, state: dict, lr: float,
+def train_step(model, x: np.ndarray, y: np.ndarray, state: dict, lr: float,
                grad_clip: float = 1.0, weight_decay: float = 0.1) -> float:
     # forward
     _, loss = model(x, y)
@@ -72,8 +72,8 @@ def train_step(model: mg.nn.Module, x: np.ndarray, y: np.ndarray, state: dict, l
     # update
     state["t"] = state.get("t", 0) + 1
     for (name, p), g in zip(params, grads):
-        m = state.setdefault("m", {}).setdefault(name, np.zeros_like(p.data))
-        v = state.setdefault("v", {}).setdefault(name, np.zeros_like(p.data))
+        m = state.setdefault("m", {}).setdefault(name, np.zeros_like(p.array))
+        v = state.setdefault("v", {}).setdefault(name, np.zeros_like(p.array))
         decay = weight_decay if p.ndim >= 2 else 0.0  # the matrices decay; biases and LayerNorm gains do not
-        adamw_update(p.data, (g * scale).astype(p.data.dtype), m, v, state["t"], lr, weight_decay=decay)
+        adamw_update(p.array, (g * scale).astype(p.array.dtype), m, v, state["t"], lr, weight_decay=decay)
     return loss.item()

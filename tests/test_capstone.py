@@ -18,6 +18,7 @@ import pytest
 import minigrad as mg
 from minigpt import GPT, GPTConfig
 from tutorials.capstone import PARTS, YourGPT, fall_back_if, load_parts, train, train_minigpt
+from tutorials.engines import MINIGRAD
 
 CONFIG = GPTConfig(vocab_size=23, block_size=16, n_layer=2, n_head=4, n_embd=32)
 SOLUTIONS = Path(__file__).resolve().parent.parent / "tutorials" / "solutions"
@@ -75,19 +76,23 @@ def test_the_learners_loop_gives_minigpts_losses_step_by_step(reference_parts):
 def test_blank_answers_fall_back_part_by_part_with_one_line_for_all():
     parts = load_parts("answers")  # the checkout's answer files are the blank stubs
     assert set(parts.writer) == {key for key, _, _ in PARTS} and set(parts.writer.values()) == {"参考答案"}
-    assert len(parts.notes) == 1 and "还没写的练习 9.1" in parts.notes[0]
+    assert len(parts.notes) == 2 and "还没写的练习 9.1" in parts.notes[0]  # one line for the model, one for the engine
     assert "python -m tutorials.exercises check" in parts.notes[0]
+    assert "还没写的引擎练习" in parts.notes[1] and parts.engine is not MINIGRAD  # the reference's engine stands in
+    assert parts.engine.name == "参考答案的引擎"
     table = parts.table()
     assert all(number in table for _, number, _ in PARTS) and "谁写的" in table
 
 
 def reader(tmp_path: Path, files: dict[str, str]):
-    """read(lecture): the module in tmp_path/lectureNN.py (written from `files`, else from the solutions' file). The
-    learner's file starts with a line of its own: its code is then the learner's, not the reference's (compared by
-    value, line numbers included: the grader refuses the reference's code to an answer, origin.py)."""
+    """read(lecture): the module in tmp_path/answers_NN.py (written from `files`, else from the solutions' file);
+    read("engine") the learner's engine, tmp_path/answers_engine.py. The learner's file starts with a line of its
+    own: its code is then the learner's, not the reference's (compared by value, line numbers included: the grader
+    refuses the reference's code to an answer, origin.py)."""
     def read(lecture: str):
         path = tmp_path / f"answers_{lecture}.py"
-        source = files.get(lecture, (SOLUTIONS / f"lecture{lecture}.py").read_text(encoding="utf-8"))
+        stem = f"lecture{lecture}" if lecture != "engine" else "engine"
+        source = files.get(lecture, (SOLUTIONS / f"{stem}.py").read_text(encoding="utf-8"))
         path.write_text("# 学习者的答案（测试里由参考答案改成）\n" + source, encoding="utf-8")
         spec = importlib.util.spec_from_file_location(f"answers_{lecture}", path)
         module = importlib.util.module_from_spec(spec)
@@ -100,7 +105,7 @@ def reader(tmp_path: Path, files: dict[str, str]):
 def test_passing_answers_are_the_learners(tmp_path):
     parts = load_parts("answers", read=reader(tmp_path, {}))
     assert set(parts.writer.values()) == {"你"} and not parts.notes
-    assert parts.mine() == len(PARTS)
+    assert parts.mine() == parts.count() == len(PARTS) + 20  # the model's 15 parts and the engine's 20
 
 
 SOLUTION_03 = (SOLUTIONS / "lecture03.py").read_text(encoding="utf-8")

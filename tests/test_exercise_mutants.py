@@ -18,7 +18,8 @@ from tutorials.exercises.mutants import EQUIVALENT, mutants
 REQUIRED_RATE = 0.95
 KINDS = ["axis flipped", "term dropped", "off by one", "operator flipped", "sign flipped", "gradient cut",
          "moved later", "comparison", "swapped name", "call dropped", "transpose dropped", "answers swapped",
-         "axis from the front", "shape from the front", "bound dropped", "condition dropped", "library shortcut"]
+         "axis from the front", "shape from the front", "bound dropped", "condition dropped", "library shortcut",
+         "engine mistake"]
 REPORT: dict[str, str] = {}
 
 
@@ -88,6 +89,14 @@ def test_every_kind_of_mistake_is_made():
     ("9.7", "condition dropped: weight_decay if p.ndim >= 2 else 0.0 → weight_decay"),  # decay on every parameter
     ("9.2", "swapped name: (h / math.sqrt(2)).erf → (h / math.sqrt(2)).tanh"),
     ("9.3", "library shortcut"),  # minigpt's Block.forward on a stand-in object
+    # the learner's engine (tutorials/exercises/engine_mutants.py)
+    ("0.10", "engine mistake: recursive order"),  # fine on small graphs, a RecursionError past ~1,000 ops
+    ("0.11", "engine mistake: gradients overwritten, not added"),  # a tensor used twice
+    ("0.11", "engine mistake: leaf gradients replaced on each backward"),  # no accumulation across calls
+    ("0.4", "engine mistake: sum_to over the leading axes only"),  # the size-1 axes forgotten
+    ("0.24", "engine mistake: gather without scatter-add"),  # a repeated row keeps one gradient
+    ("0.26", "engine mistake: matmul without transposes"),
+    ("0.19", "engine mistake: erf's gradient in float64"),  # a NumPy float64 scalar promotes float32
 ])
 def test_the_known_mistakes_are_among_the_mutants_and_are_rejected(number, fragment):
     lecture = f"{int(number.split('.')[0]):02d}"

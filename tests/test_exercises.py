@@ -23,6 +23,8 @@ from tutorials.exercises import LECTURES, check, find, grade_lecture
 from tutorials.exercises.__main__ import main
 from tutorials.exercises.checks.lecture05 import block_np, mha
 from tutorials.exercises.grading import grade
+from tutorials.solutions import engine as eng
+from tutorials.solutions.engine import Tensor, apply, no_grad, sum_to, topological_order  # noqa: F401 (see below)
 from tutorials.yardstick import Score
 
 ALL = [exercise for exercises_of_lecture in LECTURES.values() for exercise in exercises_of_lecture]
@@ -584,7 +586,177 @@ def horner_backwards(coefficients, s):
     return sol08.horner(coefficients[::-1], s)
 
 
-WRONG = GAPS + SHORTCUTS + [
+# The learner's engine (tutorials/exercises/engine.py): each part wrong in the way a learner gets it wrong. A part
+# is checked with the others of its own file (its namespace): this module imports them, as the learner's file has them.
+
+
+class TensorCopying(eng.Tensor):
+    def __init__(self, array, requires_grad=False):
+        super().__init__(np.array(array, dtype=np.float64), requires_grad)  # a float64 copy of everything
+
+
+def apply_ignoring_no_grad(op, *inputs):
+    y = eng.Tensor(op.forward(*[x.array for x in inputs]))
+    if any(x.requires_grad for x in inputs):
+        y.requires_grad, y.op, op.inputs = True, op, inputs
+    return y
+
+
+def order_by_recursion(root):
+    order, seen = [], set()
+
+    def visit(t):
+        if id(t) in seen:
+            return
+        seen.add(id(t))
+        for x in t.op.inputs if t.op is not None else ():
+            if x.requires_grad:
+                visit(x)
+        order.append(t)
+
+    visit(root)
+    return order
+
+
+def order_without_visited(root):
+    order, stack = [], [(root, False)]
+    while stack:
+        t, done = stack.pop()
+        if done:
+            order.append(t)
+            continue
+        stack.append((t, True))
+        stack += [(x, False) for x in reversed(t.op.inputs) if x.requires_grad] if t.op is not None else []
+    return order
+
+
+def walk_overwriting(root, grad):
+    grads = {id(root): grad}
+    for t in reversed(eng.topological_order(root)):
+        g = grads.pop(id(t), None)
+        if g is None:
+            continue
+        if t.op is None:
+            t.grad = eng.Tensor(np.array(g)) if t.grad is None else eng.Tensor(t.grad.array + g)
+            continue
+        gxs = t.op.backward(g)
+        for x, gx in zip(t.op.inputs, gxs if isinstance(gxs, tuple) else (gxs,)):
+            if x.requires_grad:
+                grads[id(x)] = eng.sum_to(gx, x.shape)  # a second use overwrites the first
+
+
+def walk_replacing_leaf_grads(root, grad):
+    eng.backward(root, grad)  # stands in for the walk, then forgets what the leaves had before
+    for t in eng.topological_order(root):
+        if t.op is None and t.grad is not None:
+            t.grad = eng.Tensor(t.grad.array - getattr(t, "_before", 0))
+        t._before = t.grad.array.copy() if t.op is None and t.grad is not None else 0
+
+
+class AddOneGradient(eng.Add):
+    def backward(self, gy):
+        return (gy,)
+
+
+class SubSameSign(eng.Sub):
+    def backward(self, gy):
+        return gy, gy
+
+
+class MulSwappedEngine(eng.Mul):
+    def backward(self, gy):
+        return gy * self.a, gy * self.b
+
+
+class DivWrongSignEngine(eng.Div):
+    def backward(self, gy):
+        return gy / self.b, gy * self.a / self.b**2
+
+
+class PowWithoutP(eng.Pow):
+    def backward(self, gy):
+        return gy * self.x ** (self.exponent - 1)
+
+
+class ExpWithoutGy(eng.Exp):
+    def backward(self, gy):
+        return self.y + 0 * gy
+
+
+class LogTimesX(eng.Log):
+    def backward(self, gy):
+        return gy * self.x
+
+
+class ErfInFloat64(eng.Erf):
+    def backward(self, gy):
+        return gy * (2 / np.sqrt(np.pi)) * np.exp(-self.x * self.x)
+
+
+class SumWithoutItsAxes(eng.Sum):
+    def backward(self, gy):
+        return np.broadcast_to(gy, self.shape)
+
+
+class MaxToEveryElement(eng.Max):
+    def backward(self, gy):
+        if not self.keepdims and self.axis is not None:
+            gy = np.expand_dims(gy, self.axis)
+        return np.broadcast_to(gy, self.x.shape) + 0
+
+
+class ReshapeForgotten(eng.Reshape):
+    def backward(self, gy):
+        return gy
+
+
+class SwapOnlyLastTwo(eng.SwapAxes):
+    def backward(self, gy):
+        return gy.swapaxes(-1, -2)
+
+
+class GatherByAssignment(eng.GetItem):
+    def backward(self, gy):
+        gx = np.zeros(self.shape, dtype=gy.dtype)
+        gx[self.index] += gy
+        return gx
+
+
+class MaskPassingGradient(eng.MaskedFill):
+    def backward(self, gy):
+        return gy
+
+
+class MatMulUntransposed(eng.MatMul):
+    def backward(self, gy):
+        return gy @ self.b, self.a @ gy
+
+
+ENGINE_WRONG = [
+    ("0.8", TensorCopying, "float32 的数组进去"),
+    ("0.9", apply_ignoring_no_grad, "no_grad"),
+    ("0.10", order_by_recursion, "递归"),
+    ("0.10", order_without_visited, "出现了"),
+    ("0.11", walk_overwriting, "只有应有值的 1/3"),
+    ("0.12", AddOneGradient, "2 个梯度"),
+    ("0.13", SubSameSign, "符号反了"),
+    ("0.14", MulSwappedEngine, "另一个输入的梯度"),
+    ("0.15", DivWrongSignEngine, "符号反了"),
+    ("0.16", PowWithoutP, "少了因子 p"),
+    ("0.17", ExpWithoutGy, "忘了乘上游梯度 gy"),
+    ("0.18", LogTimesX, "应除以 x"),
+    ("0.19", ErfInFloat64, "dtype"),
+    ("0.20", SumWithoutItsAxes, "对一对形状"),
+    ("0.21", MaxToEveryElement, "只该给最大的那个元素"),
+    ("0.22", ReshapeForgotten, "形状"),
+    ("0.23", SwapOnlyLastTwo, "形状"),
+    ("0.24", GatherByAssignment, "np.add.at"),
+    ("0.25", MaskPassingGradient, "梯度应是 0"),
+    ("0.26", MatMulUntransposed, "忘了转置"),
+]
+
+
+WRONG = GAPS + SHORTCUTS + ENGINE_WRONG + [
     ("0.1", forward_difference, "前向差分"),
     ("0.1", central_without_2, "分母应是 2h"),
     ("0.2", MulSwapped, "乘上的是“另一个”输入"),
@@ -681,18 +853,22 @@ WRONG = GAPS + SHORTCUTS + [
 ]
 
 
+ENGINE_NEEDS = {"0.9": "0.8", "0.11": "0.10"}  # the blank stubs: what each engine part asks for first
+
+
 @pytest.mark.parametrize("exercise", ALL, ids=[e.number for e in ALL])
 def test_the_reference_solution_passes(exercise):
-    lecture = f"{int(exercise.number.split('.')[0]):02d}"
-    result = grade(exercise, getattr(exercises.answers(lecture, solutions=True), exercise.name))
+    result = grade(exercise, getattr(exercises.answer_module(exercise, solutions=True), exercise.name))
     assert result.status == "pass", result.message
 
 
 @pytest.mark.parametrize("exercise", ALL, ids=[e.number for e in ALL])
 def test_the_blank_exercise_is_reported_as_not_done(exercise):
-    lecture = f"{int(exercise.number.split('.')[0]):02d}"
-    result = grade(exercise, getattr(exercises.answers(lecture), exercise.name))
+    result = grade(exercise, getattr(exercises.answer_module(exercise), exercise.name))
     assert result.status == "blank", (result.status, result.message)
+    if exercise.number in ENGINE_NEEDS:  # an engine part that uses an earlier one says to write that one first
+        assert f"练习 {ENGINE_NEEDS[exercise.number]}" in result.message, result.message
+        return
     assert result.message.startswith("还没")
 
 
@@ -725,7 +901,10 @@ def test_every_exercise_is_tested_with_a_wrong_answer():
 
 def test_every_lecture_has_three_to_seven_exercises():
     assert list(LECTURES) == [f"{n:02d}" for n in range(10)]
-    assert all(3 <= len(exercises_of_lecture) <= 7 for exercises_of_lecture in LECTURES.values())
+    assert all(3 <= len([e for e in exercises_of_lecture if not e.file]) <= 7
+               for exercises_of_lecture in LECTURES.values())
+    engine = [e.number for e in ALL if e.file == "engine"]  # and lecture 00's own engine, a file of its own
+    assert engine == ["0.4"] + [f"0.{n}" for n in range(8, 27)]
 
 
 def test_the_tutorials_readme_lists_every_exercise():
@@ -736,9 +915,11 @@ def test_the_tutorials_readme_lists_every_exercise():
 
 def test_the_tutorials_readme_counts_the_exercises_right():
     readme = (Path(__file__).resolve().parent.parent / "tutorials" / "README.md").read_text(encoding="utf-8")
-    sizes = [len(exercises_of_lecture) for exercises_of_lecture in LECTURES.values()]
+    sizes = [len([e for e in lecture if not e.file]) for lecture in LECTURES.values()]
     by_level = [sum(e.level == level for e in ALL) for level in (1, 2, 3)]
-    assert f"每讲最后有 {min(sizes)}–{max(sizes)} 道练习，十讲（00–{len(sizes) - 1:02d}）一共 {len(ALL)} 道" in readme
+    engine = [e for e in ALL if e.file]
+    assert f"每讲最后有 {min(sizes)}–{max(sizes)} 道练习，十讲（00–{len(sizes) - 1:02d}）一共 {sum(sizes)} 道" in readme
+    assert f"还有 {len(engine)} 道合起来是你自己的张量引擎" in readme and f"这 {len(ALL)} 道里" in readme
     assert "（★）{} 道、“自己动手写”（★★）{} 道、\n“先推导、再实现”（★★★）{} 道".format(*by_level) in readme
     assert f"一共 {sum(e.open for e in ALL)} 道" in readme
 

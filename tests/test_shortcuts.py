@@ -22,8 +22,9 @@ from minigpt.sampling import next_token, top_k_filter  # taken before grading: t
 from minigpt.sizing import parameter_count
 from minigrad.optim import cosine_with_warmup
 from tutorials.exercises import LECTURES, find, refusal
-from tutorials.exercises.grading import grade
+from tutorials.exercises.grading import answer_file, grade
 from tutorials.exercises.shortcuts import SHORTCUTS
+from tutorials.solutions.engine import Tensor, apply, no_grad, sum_to, topological_order  # noqa: F401 (below)
 
 sol09 = own_copy("09")
 
@@ -148,7 +149,63 @@ class FixedStarts:
         return self.starts
 
 
-SECOND_PATHS = {
+def engine_op_through_importlib(expression):
+    """An op of the learner's engine computed by minigrad imported with importlib, its gradient by .backward()."""
+    class Op:
+        def __init__(self, **params):
+            self.params = params
+
+        def forward(self, *xs):
+            self.xs, minigrad = xs, importlib.import_module("minigrad")
+            return expression(*[minigrad.tensor(x, dtype=x.dtype) for x in xs], **self.params).numpy()
+
+        def backward(self, gy):
+            minigrad = importlib.import_module("minigrad")
+            tensors = [minigrad.tensor(x, requires_grad=True, dtype=x.dtype) for x in self.xs]
+            expression(*tensors, **self.params).backward(minigrad.tensor(gy, dtype=gy.dtype))
+            return tuple(t.grad.numpy() for t in tensors)
+
+    return Op
+
+
+class TensorThroughImportlib:
+    def __init__(self, array, requires_grad=False):
+        self.array = importlib.import_module("minigrad.tensor").Tensor(array).numpy()
+        self.requires_grad, self.grad, self.op = requires_grad, None, None
+
+
+def apply_reading_minigrads_switch(op, *inputs):
+    y = Tensor(op.forward(*[x.array for x in inputs]))
+    if importlib.import_module("minigrad.core.grad_mode").is_grad_enabled() and any(x.requires_grad for x in inputs):
+        y.requires_grad, y.op, op.inputs = True, op, inputs
+    return y
+
+
+# the learner's engine: minigrad reached through importlib (the engine's watch refuses any route: engine_guard.py)
+ENGINE_SECOND_PATHS = {
+    "0.8": TensorThroughImportlib,
+    "0.9": apply_reading_minigrads_switch,
+    "0.10": lambda root: importlib.import_module("minigrad.core.autograd").topological_order(root),
+    "0.11": lambda root, grad: importlib.import_module("minigrad.core.autograd").backward(root, grad),
+    "0.12": engine_op_through_importlib(lambda a, b: a + b),
+    "0.13": engine_op_through_importlib(lambda a, b: a - b),
+    "0.14": engine_op_through_importlib(lambda a, b: a * b),
+    "0.15": engine_op_through_importlib(lambda a, b: a / b),
+    "0.16": engine_op_through_importlib(lambda x, exponent: x**exponent),
+    "0.17": engine_op_through_importlib(lambda x: x.exp()),
+    "0.18": engine_op_through_importlib(lambda x: x.log()),
+    "0.19": engine_op_through_importlib(lambda x: x.erf()),
+    "0.20": engine_op_through_importlib(lambda x, axis, keepdims: x.sum(axis=axis, keepdims=keepdims)),
+    "0.21": engine_op_through_importlib(lambda x, axis, keepdims: x.amax(dim=() if axis is None else axis,
+                                                                         keepdim=keepdims)),
+    "0.22": engine_op_through_importlib(lambda x, shape: x.reshape(shape)),
+    "0.23": engine_op_through_importlib(lambda x, axis1, axis2: x.transpose(axis1, axis2)),
+    "0.24": engine_op_through_importlib(lambda x, index: x[index]),
+    "0.25": engine_op_through_importlib(lambda x, mask, value: x.masked_fill(mask, value)),
+    "0.26": engine_op_through_importlib(lambda a, b: a.matmul(b)),
+}
+
+SECOND_PATHS = {**ENGINE_SECOND_PATHS,
     "0.2": delegate(lambda a: a * a),
     "0.3": delegate(lambda a: a.tanh()),
     "0.4": sum_to_captured,
@@ -224,7 +281,7 @@ def test_the_shortcuts_the_grader_learns_from_are_refused_and_the_solution_passe
     for shortcut in exercise.shortcuts:
         result = grade(exercise, shortcut)
         assert result.status == "wrong" and "不能调用" in result.message, (result.status, result.message)
-    solutions = importlib.import_module(f"tutorials.solutions.lecture{int(number.split('.')[0]):02d}")
+    solutions = importlib.import_module(f"tutorials.solutions.{answer_file(exercise)}")
     assert grade(exercise, getattr(solutions, exercise.name)).passed
 
 

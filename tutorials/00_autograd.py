@@ -18,7 +18,7 @@
 #
 # > **成千上万个参数的梯度，计算机是怎么一次算出来的？**
 #
-# 我们分七步走，每一步都是一个你能亲手跑、亲眼看到结果的小实验：
+# 我们分八步走，每一步都是一个你能亲手跑、亲眼看到结果的小实验：
 #
 # 1. 手算一个导数，再用数值方法（有限差分）核对；
 # 2. 在一个小算式上走一遍链式法则；
@@ -26,7 +26,8 @@
 # 4. 换成 minigrad 的张量，用 `mg.gradcheck` 检查梯度；
 # 5. 看清广播（broadcasting）为什么要求反向传播里有 `sum_to`；
 # 6. 把计算图画出来，一帧一帧地看反向传播；
-# 7. 对梯度再求导：tanh 的高阶导数、牛顿法、海森矩阵乘向量。
+# 7. 对梯度再求导：tanh 的高阶导数、牛顿法、海森矩阵乘向量；
+# 8. 你自己的张量引擎：骨架和每个运算的反向传播怎么推（练习 0.8–0.26 把它写出来，第 09 讲你的 GPT 跑在它上面）。
 #
 # 每个结论后面都跟着一个 `assert`：如果哪天代码改坏了、结论不再成立，运行本文件就会报错。
 #
@@ -36,9 +37,11 @@
 # **学完这一讲，你能**：用中心差分核对任何一个导数，并说清步长 $h$ 为什么不能太大也不能太小；
 # 写出一个运算的 `backward`（一个 `mg.Function` 子类），并用 `mg.gradcheck` 证明它是对的；
 # 解释一个值用了两次、或者被广播过时，它的梯度为什么要加起来；
-# 用 `mg.grad(..., create_graph=True)` 对梯度再求导，并说清二阶导数为什么让牛顿法几步就收敛。
+# 用 `mg.grad(..., create_graph=True)` 对梯度再求导，并说清二阶导数为什么让牛顿法几步就收敛；
+# 只用 NumPy 写出一个张量自动求导引擎（拓扑序、反向传播、每个运算的梯度，包括矩阵乘法和查表）。
 #
-# **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（在 2 核 CPU 上实测）；最后有 7 道练习。
+# **用时**：运行本讲的耗时见 `tutorials/README.md` 的表（在 2 核 CPU 上实测）；最后有 26 道练习，
+# 其中 20 道（0.4、0.8–0.26）合起来是你自己的引擎。
 
 # %%
 from tutorials.course import FIGURES, QUICK, draw_graph, label, show_figure  # 最先导入：它限定 BLAS 线程数
@@ -774,6 +777,135 @@ print("完整的 8 × 8 海森矩阵是对称的，H @ v 与两次反向传播�
 assert mg.gradgradcheck(fit_loss, [w])
 print("上面的损失通过了 gradgradcheck")
 
+# %% [markdown]
+# ## 8. 你自己的张量引擎
+#
+# 第 3 节的 `Value` 一次只管一个数。把它长成一个张量引擎，要改的只有几处，练习 0.4、0.8–0.26 就是一步步把它写出来
+# （`tutorials/exercises/engine.py`，**只许 import numpy**）；写好以后，第 09 讲你的 GPT 就跑在它上面：
+# 除了 NumPy，模型、训练和引擎全是你写的。
+#
+# **骨架（0.8–0.11）。**
+#
+# - `Tensor` 包着一个 NumPy 数组 `.array`、它的梯度 `.grad`（也是一个 `Tensor`，反向传播之后才有）和算出它的运算 `.op`。
+# - 运算是一个对象（`Function` 的子类），`forward` 和 `backward` 并排写，都在**数组**上算：`forward` 存下 `backward`
+#   要用的东西，`backward(gy)` 按输入的顺序返回每个输入的梯度。`Value` 用闭包 `_backward` 做同一件事；对象的好处是
+#   它存了什么一目了然，用完就能丢。
+# - `apply(op, *inputs)` 在前向时把这一步记下来：输出的 `.op` 是这个运算，运算的 `.inputs` 是输入。计算图就是这样
+#   一步步长出来的。`with no_grad():` 里什么都不记——求值、采样时不需要梯度，也就不该占着整张图的内存。
+# - 拓扑序：和 `Value.backward` 的第 1 步一样，用**显式的栈**而不是递归。下面的实验说明为什么。
+# - 反向传播（“逆序走一遍”）：一个字典存着每个张量到目前为止收到的梯度；按拓扑序的逆序，轮到一个张量时它的所有用处都
+#   已经处理完，梯度是全的。有 `op` 的，交给 `op.backward` 分给输入——一个输入被用了几次就**加**几次（第 3 节的 `+=`）；
+#   被广播过的输入，先用 `sum_to` 加回它自己的形状（第 5 节）。叶子（参数）的梯度**加进** `.grad`：和 PyTorch 一样，
+#   梯度在多次 `backward` 之间累加，直到有人把它设回 `None`。叶子第一次收到梯度时存一份拷贝：同一个数组
+#   可能也是别的张量的梯度（`a + b` 的 `backward` 把同一个 `gy` 给了两边），共用内存的话，以后改一个，另一个也变。
+#
+# 为什么拓扑序不能递归：micrograd 的 `build_topo` 是递归的，Python 默认只允许大约 1000 层。第 09 讲的一步训练就有
+# 好几千个运算（每层每个 `+`、`*`、`@` 都是一个），一条长的 RNN 展开更多。在 `Value` 上试一条 10,000 步的链：
+
+# %%
+import sys
+
+
+def recursive_order(root):
+    order, seen = [], set()
+
+    def visit(v):  # micrograd 的写法：每往回一步，Python 的调用栈就深一层
+        if id(v) not in seen:
+            seen.add(id(v))
+            for p in v._parents:
+                visit(p)
+            order.append(v)
+
+    visit(root)
+    return order
+
+
+chain_start = Value(1.0)
+chain_end = chain_start
+for _ in range(10_000):
+    chain_end = chain_end * 1.0001
+try:
+    recursive_order(chain_end)
+    recursion_error = None
+except RecursionError as error:
+    recursion_error = error
+print(f"Python 的递归深度上限：{sys.getrecursionlimit()}；递归的拓扑序在 10,000 步的链上："
+      f"{type(recursion_error).__name__ if recursion_error else '没有出错'}")
+chain_end.backward()  # Value.backward 用显式的栈：没问题
+print(f"显式的栈：d(1.0001^10000 x)/dx = {chain_start.grad:.6f}（应为 {1.0001**10_000:.6f}）")
+assert isinstance(recursion_error, RecursionError)
+assert abs(chain_start.grad - 1.0001**10_000) < 1e-9 * 1.0001**10_000
+
+# %% [markdown]
+# **每个运算的反向传播（0.12–0.26）。** 逐元素的运算（`+ − × ÷`、幂、`exp`、`log`、`erf`）和 `Value` 里一样：
+# 本地导数乘上 `gy`，只是现在是逐元素地乘。两处要想一想：
+#
+# - $\operatorname{erf}(x) = \frac{2}{\sqrt\pi}\int_0^x e^{-t^2}\,dt$ 是一个积分，对上限求导就是被积函数在上限处的值
+#   （微积分基本定理）。你的 GPT 的 GELU 用它：$\mathrm{GELU}(x) = \tfrac12 x\,(1 + \operatorname{erf}(x/\sqrt2))$。
+#   它的前向（NumPy 没有 erf）在 `engine.py` 里写好了：一个拟合出来的多项式，float64 里误差约 $2\times10^{-15}$。
+# - 梯度的 dtype 要和 `gy` 一样。`np.sqrt(np.pi)` 是一个 float64 的 NumPy 标量，乘上 float32 的数组，结果是 float64——
+#   之后每一个矩阵乘法都在 float64 里算，慢一倍，也和 `minigpt` 对不上。写常数时用 Python 的数（`np.pi ** 0.5`）。
+#
+# 其余的运算不是逐元素的，但道理一样：**输出的每个元素是怎么由输入算出来的，梯度就沿同样的路回去。**
+#
+# - **求和**：$y = \sum_i x_i$ 里每个 $x_i$ 的系数都是 1，所以每个 $x_i$ 都收到 $y$ 的梯度——`gy` 沿被求和的轴复制回去。
+#   `keepdims=False` 时被求和的轴不见了，先把它放回来（大小为 1）再展开。平均值就是求和再除以个数。
+# - **最大值**：把最大的那个元素挪一点点，最大值跟着挪；挪别的元素，最大值不动。所以梯度只去最大的那个位置，
+#   有几个并列时平分。你的 softmax 和损失先减去每行的最大值，梯度也经过它。
+# - **改变形状、交换两轴**：元素一个不少，只是换了位置，梯度排回原来的位置就行（交换两次就回到原样）。
+# - **遮罩**：被填成 $-\infty$ 的位置，输出是常数，和 $x$ 无关，梯度是 0；别的位置梯度原样通过。
+# - **取下标**：$y = x[\text{index}]$ 从 $x$ 里挑出一些元素。反过来，每个 $y$ 的梯度要送回它来的位置；同一个位置被挑了
+#   几次（嵌入表 `wte[idx]` 里同一个字出现几次），就收到几份梯度，要加起来——又是 `b = a + a`。NumPy 的
+#   `gx[index] += gy` 遇到重复的下标只加一次（它先取出 `gx[index]`，加好，再一次写回），要用 `np.add.at`：
+
+# %%
+rows = np.array([0, 2, 2, 2])  # 第 2 行被查了三次
+g_rows = np.ones((4, 3))
+by_add_at = np.zeros((3, 3))
+np.add.at(by_add_at, rows, g_rows)
+by_plus_equals = np.zeros((3, 3))
+by_plus_equals[rows] += g_rows
+print("np.add.at 给第 2 行的梯度：", by_add_at[2], "   gx[index] += gy 给的：", by_plus_equals[2])
+assert np.all(by_add_at[2] == 3) and np.all(by_plus_equals[2] == 1)
+
+# %% [markdown]
+# - **矩阵乘法**：先在二维上推。$Y = AB$，$Y_{ij} = \sum_k A_{ik}B_{kj}$。$A_{ik}$ 出现在第 $i$ 行的每一个 $Y_{ij}$ 里，
+#   系数是 $B_{kj}$，所以
+#   $$\frac{\partial L}{\partial A_{ik}} = \sum_j \frac{\partial L}{\partial Y_{ij}} B_{kj} = (G B^\top)_{ik},\qquad
+#   \frac{\partial L}{\partial B_{kj}} = \sum_i A_{ik}\frac{\partial L}{\partial Y_{ij}} = (A^\top G)_{kj},$$
+#   其中 $G = \partial L/\partial Y$。用形状检查最省事：$A$ 是 $(n, k)$，$G$ 是 $(n, m)$，要得到 $(n, k)$，只能是
+#   $G$ 乘一个 $(m, k)$ 的矩阵，也就是 $B^\top$。带批量时（`(B, nh, T, hs) @ (B, nh, hs, T)`），每个批量元素各算各的，
+#   “转置”是交换最后两个轴。你的 GPT 里每个 `Linear` 是 `(B, T, C) @ (C, D)`：同一个权重被 $B$ 段共用，
+#   每一段各给它一份梯度，`sum_to` 把它们加起来——又一次“用了几次就加几次”。下面用中心差分核对这两个公式：
+
+# %%
+A, B_mat, G = rng.standard_normal((3, 4)), rng.standard_normal((4, 2)), rng.standard_normal((3, 2))
+
+
+def loss_of(A_, B_):  # L = sum(G * (A @ B))：它对 A @ B 的梯度正是 G
+    return float((G * (A_ @ B_)).sum())
+
+
+numeric_A = np.zeros_like(A)
+for index in np.ndindex(A.shape):
+    bump = np.zeros_like(A)
+    bump[index] = 1e-6
+    numeric_A[index] = (loss_of(A + bump, B_mat) - loss_of(A - bump, B_mat)) / 2e-6
+numeric_B = np.zeros_like(B_mat)
+for index in np.ndindex(B_mat.shape):
+    bump = np.zeros_like(B_mat)
+    bump[index] = 1e-6
+    numeric_B[index] = (loss_of(A, B_mat + bump) - loss_of(A, B_mat - bump)) / 2e-6
+print("∂L/∂A 与 G Bᵀ 之差最大", np.abs(numeric_A - G @ B_mat.T).max(),
+      "；∂L/∂B 与 Aᵀ G 之差最大", np.abs(numeric_B - A.T @ G).max())
+assert np.allclose(numeric_A, G @ B_mat.T, atol=1e-8) and np.allclose(numeric_B, A.T @ G, atol=1e-8)
+
+# %% [markdown]
+# 检查器对每个运算都做同样的事：在 float64 里和中心差分比、和 minigrad 的梯度比，形状包括两个方向的广播、
+# 大小为 1 的轴和 0 维数组；再用 float32 试一次，看梯度的 dtype 有没有变。骨架则在它自己搭的图上检查：一条链、菱形、
+# 一个张量被用了三次、共享的子表达式、10,000 个运算的链、连着两次 `backward`、一部分在 `no_grad` 里算的图。
+# 哪里错了，它说的是哪个输入的梯度、差了几倍、是不是转置了、该先去做哪一题。
+
 # %%
 my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选择题猜对几个
 
@@ -785,6 +917,8 @@ my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选�
 # - 一个值被用了几次，梯度就要**加**几次；忘了累加不会报错，只会悄悄算错。
 # - 广播在前向里复制，在反向里求和（`sum_to`），这件事在引擎里统一做一次。
 # - `mg.gradcheck` 用中心差分核对每个梯度，写新运算时先让它通过。
+# - 一个张量引擎只是把这些放在数组上：拓扑序用显式的栈（递归过不了 1000 层），矩阵乘法的梯度是
+#   $G B^\top$ 和 $A^\top G$，查表的梯度要用 `np.add.at` 加回重复的行。
 # - 反向传播本身也是计算：`mg.grad(..., create_graph=True)` 把它记成图，于是能求二阶、三阶导数——
 #   牛顿法靠曲率几步走到谷底，海森矩阵乘向量只要两次反向传播，`mg.gradgradcheck` 核对二阶导数。
 #
@@ -792,12 +926,16 @@ my_guesses.calibration()  # 本讲的先猜一猜：数值猜测差几倍，选�
 #
 # ## 练习
 #
-# 7 道练习在 `tutorials/exercises/lecture00.py` 里：中心差分（0.1）、`Mul` 和 `Tanh` 的反向传播（0.2、0.3）、
-# `sum_to`（0.4）、推导 `Div` 的反向传播（0.5）、任意逐元素函数的 n 阶导数（0.6），
-# 以及一道开放题（0.7）：没有标准答案，只有目标——用尽量少的试验找到第 7 节那种最快的学习率，检查器在没见过的山谷上考。
-# 打开那个文件，把每个 `raise NotImplementedError` 换成你的代码，
+# 26 道练习分在两个文件里。`tutorials/exercises/lecture00.py`：中心差分（0.1）、`Mul` 和 `Tanh` 的反向传播（0.2、0.3，
+# 插在 minigrad 的引擎里）、推导 `Div` 的反向传播（0.5）、任意逐元素函数的 n 阶导数（0.6），以及一道开放题（0.7）：
+# 没有标准答案，只有目标——用尽量少的试验找到第 7 节那种最快的学习率，检查器在没见过的山谷上考。
+# `tutorials/exercises/engine.py`（只许 import numpy）：你自己的引擎——`sum_to`（0.4）、`Tensor`（0.8）、`apply`（0.9）、
+# 拓扑序（0.10）、反向传播（0.11），和第 09 讲你的 GPT 用到的每个运算的反向传播（0.12–0.26：加减乘除、幂、exp、log、
+# erf、求和、最大值、改变形状、交换两轴、取下标、遮罩、矩阵乘法）。第 8 节讲了怎么推；★★★ 的题只说要做什么、用在哪里，
+# 公式在最后一条提示里（`--hint`）。
+# 打开文件，把每个 `raise NotImplementedError` 换成你的代码，
 # 再运行下面这一格（或在终端里运行 `python -m tutorials.exercises check 00`）：检查器逐题告诉你对了没有，
-# 错了的话用一句话说出错在哪。也可以在本 Notebook 里新建一格写函数，直接交给检查器，例如 `check("0.4", sum_to)`。
+# 错了的话用一句话说出错在哪。也可以在本 Notebook 里新建一格写函数，直接交给检查器，例如 `check("0.2", Mul)`。
 
 # %%
 from tutorials.exercises import check

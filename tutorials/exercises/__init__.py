@@ -35,11 +35,11 @@ from typing import Any
 
 from tutorials.exercises import isolation, origin
 from tutorials.exercises.checks import LECTURES
-from tutorials.exercises.grading import LEVELS, Exercise, Result, grade, grade_final, one_line
+from tutorials.exercises.grading import LEVELS, Exercise, Result, answer_file, grade, grade_final, one_line
 
 MARKS = {"pass": "✓", "wrong": "✗", "error": "✗", "blank": "·"}
 
-__all__ = ["LECTURES", "check", "find", "grade_lecture", "lecture_of", "print_reports"]
+__all__ = ["LECTURES", "answer_module", "check", "find", "grade_lecture", "lecture_of", "print_reports"]
 
 
 def lecture_of(which: Any) -> str:
@@ -61,23 +61,37 @@ def find(number: str) -> Exercise:
     raise ValueError(f"没有练习 {number}：第 {lecture} 讲的练习是 {numbers}")
 
 
-def answers(lecture: str, solutions: bool = False) -> ModuleType:
-    """The learner's file for `lecture` (or the reference solutions), read afresh to pick up the latest edits."""
+def answers(lecture: str, solutions: bool = False, file: str = "") -> ModuleType:
+    """The learner's file for `lecture` (or the reference solutions), read afresh to pick up the latest edits;
+    `file` names another answer file of the lecture (lecture 00's "engine")."""
     package = "tutorials.solutions" if solutions else "tutorials.exercises"
-    return importlib.reload(importlib.import_module(f"{package}.lecture{lecture}"))
+    module = importlib.import_module(f"{package}.{file or 'lecture' + lecture}")
+    # The reference solutions do not change while the course runs; reloading them would make new classes (the
+    # reference engine's Tensor) that no longer match the ones already imported elsewhere.
+    return module if solutions else importlib.reload(module)
 
 
-def answer_file(lecture: str, solutions: bool = False) -> Path:
-    """Where the answers of `lecture` are (without reading them)."""
+def answer_module(exercise: Exercise, solutions: bool = False) -> ModuleType:
+    """The file holding `exercise`'s answer (or its reference solution), read afresh."""
+    return answers(lecture_of(exercise.number), solutions, exercise.file)
+
+
+def files_of(lecture: str) -> list[str]:
+    """The answer files of a lecture, in the order its exercises first use them ("" is lectureNN.py)."""
+    return list(dict.fromkeys(exercise.file for exercise in LECTURES[lecture]))
+
+
+def answer_path(lecture: str, solutions: bool = False, file: str = "") -> Path:
+    """Where the answers of `lecture` are (without reading them); `file` as in `answers`."""
     package = "tutorials.solutions" if solutions else "tutorials.exercises"
-    return Path(importlib.util.find_spec(f"{package}.lecture{lecture}").origin)
+    return Path(importlib.util.find_spec(f"{package}.{file or 'lecture' + lecture}").origin)
 
 
 def grade_lecture(lecture: Any, solutions: bool = False) -> list[Result]:
-    """Grade every exercise of one lecture from its answer file; a list of Results, in order."""
+    """Grade every exercise of one lecture from its answer files; a list of Results, in order."""
     lecture = lecture_of(lecture)
-    module = answers(lecture, solutions)
-    return [_grade_from(Answers(module, solutions), exercise) for exercise in LECTURES[lecture]]
+    reads = {file: read_answers(lecture, solutions, file) for file in files_of(lecture)}
+    return [_grade_from(reads[exercise.file], exercise) for exercise in LECTURES[lecture]]
 
 
 @dataclass
@@ -90,12 +104,13 @@ class Answers:
     read_the_solutions: tuple[str, ...] = ()
 
 
-def read_answers(lecture: str, solutions: bool = False) -> Answers:
-    """The answer file read afresh, watching whether it opens the reference solutions' files as it runs."""
+def read_answers(lecture: str, solutions: bool = False, file: str = "") -> Answers:
+    """The answer file (`file` as in `answers`) read afresh, watching whether it opens the reference solutions'
+    files as it runs."""
     if solutions:
-        return Answers(answers(lecture, True), True)
+        return Answers(answers(lecture, True, file), True)
     with origin.watch_the_solutions() as reads:
-        module = answers(lecture)
+        module = answers(lecture, False, file)
     return Answers(module, False, tuple(reads))
 
 
@@ -107,11 +122,11 @@ def _grade_from(read: Answers, exercise: Exercise, final: bool = False) -> Resul
         return Result(exercise, "error", f"{where}找不到 {exercise.name}：它被删掉或改名了吗？")
     answer = getattr(read.module, exercise.name)
     if not read.solutions:
-        lecture = f"{int(exercise.number.split('.')[0]):02d}"
-        reference = getattr(importlib.import_module(f"tutorials.solutions.lecture{lecture}"), exercise.name)
+        stem = answer_file(exercise)
+        reference = getattr(importlib.import_module(f"tutorials.solutions.{stem}"), exercise.name)
         if read.read_the_solutions or (answer is not None and origin.copied_reference(answer, reference)):
             return Result(exercise, "wrong", f"{exercise.name} 用的是参考答案（tutorials/solutions/"
-                                             f"lecture{lecture}.py，导入、exec 或读了它的文件）：检查的是你自己写的"
+                                             f"{stem}.py，导入、exec 或读了它的文件）：检查的是你自己写的"
                                              "代码；先自己写，卡住了用 --hint")
     with origin.watch_the_solutions() as reads:
         result = grade_final(exercise, answer, "check --final") if final else grade(exercise, answer)
@@ -152,16 +167,19 @@ def print_reports(which: Any = None, answer: Any = None, solutions: bool = False
     everything_passed = True
     for lecture in list(LECTURES) if which is None else [lecture_of(which)]:
         chosen = [find(which)] if which is not None and "." in str(which) else LECTURES[lecture]
-        try:
-            results = isolation.grade_in_child(chosen, lambda lecture=lecture: read_answers(lecture, solutions),
-                                               _grade_from)
-        # A half-edited answer file may not even import (a SyntaxError, a NameError at the top level...).
-        except isolation.AnswerFileError as error:
-            print(f"第 {lecture} 讲练习：答案文件导入出错，先修好它：{one_line(error)}")
-            everything_passed = False
-            continue
-        print(report(results, f"第 {lecture} 讲练习（{_shown_path(answer_file(lecture, solutions))}）"))
-        everything_passed &= all(r.passed for r in results)
+        for file in dict.fromkeys(exercise.file for exercise in chosen):  # lecture 00 has two files
+            shown = _shown_path(answer_path(lecture, solutions, file))
+            try:
+                results = isolation.grade_in_child(
+                    [exercise for exercise in chosen if exercise.file == file],
+                    lambda lecture=lecture, file=file: read_answers(lecture, solutions, file), _grade_from)
+            # A half-edited answer file may not even import (a SyntaxError, a NameError at the top level...).
+            except isolation.AnswerFileError as error:
+                print(f"第 {lecture} 讲练习：答案文件 {shown} 导入出错，先修好它：{one_line(error)}")
+                everything_passed = False
+                continue
+            print(report(results, f"第 {lecture} 讲练习（{shown}）"))
+            everything_passed &= all(r.passed for r in results)
     return everything_passed
 
 

@@ -68,7 +68,8 @@ def _main(argv: list[str] | None) -> int:
         for lecture, exercises in LECTURES.items():
             print(f"第 {lecture} 讲：tutorials/exercises/lecture{lecture}.py")
             for exercise in exercises:
-                print(f"  {exercise.number} {LEVELS[exercise.level]:<3} {exercise.title}（{exercise.name}）")
+                where = f"，在 {exercise.file}.py 里" if exercise.file else ""
+                print(f"  {exercise.number} {LEVELS[exercise.level]:<3} {exercise.title}（{exercise.name}{where}）")
         return 0
     try:
         number = next((n for n in (args.hint, args.reveal, args.final) if n is not None), None)
@@ -90,7 +91,7 @@ def graded(exercise: Exercise, solutions: bool, final: bool = False) -> Result |
     """One exercise graded in a child process (isolation.py); None (and one line) if its file does not import."""
     lecture = lecture_of(exercise.number)
     try:
-        return isolation.grade_in_child([exercise], lambda: read_answers(lecture, solutions),
+        return isolation.grade_in_child([exercise], lambda: read_answers(lecture, solutions, exercise.file),
                                         lambda read, e: _grade_from(read, e, final=final))[0]
     except isolation.AnswerFileError as error:  # as `check` says it, instead of a traceback
         print(f"第 {lecture} 讲练习：答案文件导入出错，先修好它：{one_line(error)}")

@@ -14,7 +14,7 @@ import ast
 from pathlib import Path
 
 import tutorials.solutions
-from tutorials.exercises.grading import Exercise, Result
+from tutorials.exercises.grading import Exercise, Result, answer_file
 from tutorials.exercises.hints import hints_for
 from tutorials.exercises.progress import STATE_VARIABLE, load_state, now, save_state, scorings
 
@@ -62,15 +62,13 @@ def reveal(exercise: Exercise, result: Result) -> str:
         save_state(state)
     verdict = ("你已经通过了这一题；对照一下参考答案的写法：" if result.passed else
                f"你还没有通过这一题（{result.message}）。参考答案：")
-    lecture = exercise.number.split(".")[0].zfill(2)
-    return f"{verdict}\n（tutorials/solutions/lecture{lecture}.py）\n\n{solution_code(exercise)}"
+    return f"{verdict}\n（tutorials/solutions/{answer_file(exercise)}.py）\n\n{solution_code(exercise)}"
 
 
 def solution_code(exercise: Exercise) -> str:
     """The reference solution of one exercise: its definition in tutorials/solutions/lectureNN.py, with the
     module's own definitions it uses (a helper class, an earlier exercise's function), those first."""
-    lecture = exercise.number.split(".")[0].zfill(2)
-    source = (Path(tutorials.solutions.__file__).parent / f"lecture{lecture}.py").read_text(encoding="utf-8")
+    source = (Path(tutorials.solutions.__file__).parent / f"{answer_file(exercise)}.py").read_text(encoding="utf-8")
     tree = ast.parse(source)
     definitions = {}
     for node in tree.body:

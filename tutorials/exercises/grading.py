@@ -53,6 +53,14 @@ class Exercise:
     # An open task scored on the yardstick: `check` grades it on a development split carved from the training
     # text, and this grades it once on the yardstick itself (`check --final`), the score recorded for good.
     final: Callable[[Any], str | None] | None = None
+    # The stem of the answer file when it is not the lecture's own lectureNN.py: "engine" for the learner's tensor
+    # engine (tutorials/exercises/engine.py, the reference in tutorials/solutions/engine.py; lecture 00).
+    file: str = ""
+
+
+def answer_file(exercise: Exercise) -> str:
+    """The stem of the file the exercise's answer goes in (and its reference solution): lectureNN, or its own."""
+    return exercise.file or f"lecture{int(exercise.number.split('.')[0]):02d}"
 
 
 @dataclass(frozen=True)
@@ -180,8 +188,7 @@ def forbidden_code(exercise: Exercise) -> tuple[set[Any], dict[Any, str]]:
             named[function.__code__] = what
         codes = set(named)
         if exercise.shortcuts:
-            lecture = f"{int(exercise.number.split('.')[0]):02d}"
-            reference = getattr(importlib.import_module(f"tutorials.solutions.lecture{lecture}"), exercise.name)
+            reference = getattr(importlib.import_module(f"tutorials.solutions.{answer_file(exercise)}"), exercise.name)
 
             def check(answer: Any) -> Any:
                 with np.errstate(all="ignore"):

@@ -51,16 +51,6 @@ class Tanh(mg.Function):
         raise NotImplementedError
 
 
-# 练习 0.4 ★★ sum_to：广播的反面
-# 前向时，形状为 `shape` 的输入被广播成了 g 的形状；反向时，每份“拷贝”都收到一份梯度，要加回去。
-# 返回把 g 求和回 `shape` 的数组。两种情况都要处理：
-#   - g 比 shape 多出来的前导轴（例如 (4, 3) -> (3,)）：对这些轴求和；
-#   - shape 里大小为 1、g 里更大的轴（例如 (2, 3, 4) -> (3, 1) 的最后一轴）：求和并保留这一轴。
-# 不要原地修改 g。（minigrad 自己的版本在 minigrad/core/autograd.py，先别看。）
-def sum_to(g: np.ndarray, shape: tuple) -> np.ndarray:
-    raise NotImplementedError
-
-
 # 练习 0.5 ★★★ 除法的反向传播
 # z = a / b。先自己推出 ∂z/∂a 和 ∂z/∂b，再写 backward，返回 (ga, gb)。
 class Div(mg.Function):

@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tutorials.exercises import engine_mutants
 from tutorials.exercises.checks import LECTURES
-from tutorials.exercises.grading import Exercise, grade
+from tutorials.exercises.grading import Exercise, answer_file, grade
 from tutorials.exercises.origin import MUTANT_PREFIX
 
 CAP = 40  # mutants per exercise at most (evenly spread over all its sites): keeps the test fast
@@ -74,6 +75,17 @@ EQUIVALENT = {
         "at step == decay_iters both branches give min_lr: the cosine at r = 1 is min_lr",
     "9.7 train_step+3 moved later (by 2): _, loss = model(x, y)":
         "the forward after clearing the gradients instead of before: the forward neither reads nor writes .grad",
+    # the learner's engine: attributes set in another order, a set filled a step later
+    **{f"0.8 Tensor+{line} moved later{by}: {what}": "Tensor.__init__ sets separate attributes: any order is the same"
+       for line, what, bys in ((5, "self.array = array if array.dtype.kind == 'f' else array.astype(np....",
+                                ("", " (by 2)", " (by 3)")),
+                               (6, "self.requires_grad = requires_grad", ("", " (by 2)")),
+                               (7, "self.grad = None", ("",)))
+       for by in bys},
+    "0.9 apply+3 moved later: y.requires_grad = True":
+        "setting y.requires_grad after y.op and op.inputs instead of before: three separate attributes",
+    "0.10 topological_order+10 moved later (by 2): visited.add(id(tensor))":
+        "marking the tensor visited after pushing its inputs: a tensor is never its own input, the test is the same",
 }
 
 
@@ -179,19 +191,22 @@ def _definitions(tree: ast.Module, name: str, exercises: set[str]) -> list[ast.A
     return [own, *helpers]
 
 
-def _sites(definition: ast.AST) -> Iterator[tuple[str, Callable[[ast.AST], None]]]:
-    """Every mistake in one definition, as (description, a function that makes it in a copy of the definition)."""
+def _sites(definition: ast.AST, written: set[int] | None = None) -> Iterator[tuple[str, Callable[[ast.AST], None]]]:
+    """Every mistake in one definition, as (description, a function that makes it in a copy of the definition);
+    with `written`, only at those nodes (what the learner writes, _written_by_learner)."""
     label = getattr(definition, "name", None) or definition.targets[0].id
     tensors = _tensor_parameters(definition)
     nodes = _nodes(definition)
     shapes = {id(n.value) for n in nodes if isinstance(n, ast.Attribute) and n.attr in ("shape", "ndim", "dtype")}
     for index, node in enumerate(nodes):
+        if written is not None and id(node) not in written:
+            continue
         for kind, replacement in _expression_mutations(node, set() if id(node) in shapes else tensors):
             where = f"{label}+{node.lineno - definition.lineno}:{node.col_offset}"
             yield f"{where} {kind}: {_short(node)} → {_short(replacement)}", _replacer(index, replacement)
     for index, node in enumerate(nodes):  # statements moved later in their block: the order of steps
         body = getattr(node, "body", None)
-        if not isinstance(body, list):
+        if not isinstance(body, list) or written is not None and id(node) not in written:
             continue
         documented = isinstance(node, (ast.FunctionDef, ast.ClassDef)) and ast.get_docstring(node) is not None
         start = 1 if documented else 0
@@ -281,16 +296,17 @@ def _answer(tree: ast.Module, filename: str, name: str) -> Any:
 
 def mutants(lecture: str, cap: int = CAP) -> list[Mutant]:
     """The mutants of every exercise of one lecture ('03'), at most `cap` per exercise."""
-    module = importlib.import_module(f"tutorials.solutions.lecture{lecture}")
-    filename = module.__file__
-    tree = ast.parse(Path(filename).read_text(encoding="utf-8"))
     found = []
     for exercise in (e for e in LECTURES[lecture] if not e.open):  # an open task has no one right program
+        filename = importlib.import_module(f"tutorials.solutions.{answer_file(exercise)}").__file__
+        tree = ast.parse(Path(filename).read_text(encoding="utf-8"))
+        names = {e.name for e in LECTURES[lecture] if answer_file(e) == answer_file(exercise)}
         seen, mine = set(), []
-        for definition in _definitions(tree, exercise.name, {e.name for e in LECTURES[lecture]}):
+        for definition in _definitions(tree, exercise.name, names):
             position = [id(n) for n in tree.body].index(id(definition))
             seen.add((position, ast.unparse(definition)))
-            for description, make in _sites(definition):
+            written = _written_by_learner(definition, answer_file(exercise))
+            for description, make in _sites(definition, written):
                 mutated = copy.deepcopy(definition)  # only this definition changes; the rest is shared
                 make(mutated)
                 key = (position, ast.unparse(mutated))
@@ -302,9 +318,31 @@ def mutants(lecture: str, cap: int = CAP) -> list[Mutant]:
             body = [*tree.body[:position], mutated, *tree.body[position + 1:]]
             answer = _answer(ast.Module(body=body, type_ignores=[]), filename, exercise.name)
             found.append(Mutant(exercise, description, answer))
+        for description, source in engine_mutants.written(exercise, filename):  # hand-written: engine_mutants.py
+            found.append(Mutant(exercise, f"{exercise.number} {description}",
+                                _answer(ast.parse(source), filename, exercise.name)))
         for i, shortcut in enumerate(exercise.shortcuts):  # the library called instead of the learner's own code
             found.append(Mutant(exercise, f"{exercise.number} {exercise.name} library shortcut {i}", shortcut))
     return found
+
+
+def _written_by_learner(definition: ast.AST, file: str) -> set[int] | None:
+    """For a class whose stub gives some methods (a forward, the Tensor's operators), the ids of the nodes in the
+    methods the stub leaves to the learner (those that raise NotImplementedError): a mistake is made only where
+    the learner writes; none for a helper function the stub gives whole. None (every node) otherwise."""
+    stub = ast.parse((Path(__file__).resolve().parent / f"{file}.py").read_text(encoding="utf-8"))
+    if isinstance(definition, ast.FunctionDef):  # a helper the stub gives whole (the engine's erf) is not mutated
+        given = [n for n in stub.body if isinstance(n, ast.FunctionDef) and n.name == definition.name]
+        return set() if given and "NotImplementedError" not in ast.unparse(given[0]) else None
+    if not isinstance(definition, ast.ClassDef):
+        return None
+    blank = {node.name for cls in stub.body if isinstance(cls, ast.ClassDef) and cls.name == definition.name
+             for node in cls.body if isinstance(node, ast.FunctionDef)
+             and any(isinstance(n, ast.Raise) and "NotImplementedError" in ast.unparse(n) for n in ast.walk(node))}
+    methods = [node for node in definition.body if isinstance(node, ast.FunctionDef)]
+    if not blank or len(blank) == len(methods):
+        return None
+    return {id(n) for method in methods if method.name in blank for n in ast.walk(method)}
 
 
 def _spread(mine: list[tuple[str, int, ast.AST]], most: int) -> list[tuple[str, int, ast.AST]]:

@@ -30,7 +30,8 @@ _HERE = Path(__file__).resolve().parent
 _TUTORIALS = _HERE.parent
 SOLUTIONS = _TUTORIALS / "solutions"
 CHECKER_FILES = {_HERE / "grading.py"}  # with everything in checks/: the frames whose calls are the checker's
-GRADER_FILES = {"refusal.py", "origin.py", "mutants.py", "isolation.py", "__init__.py", "__main__.py", "hints.py"}
+GRADER_FILES = {"refusal.py", "origin.py", "mutants.py", "engine_mutants.py", "isolation.py", "__init__.py",
+                "__main__.py", "hints.py"}
 MUTANT_PREFIX = "<mutant of "  # the file name mutants.py compiles a mutated reference under
 
 
@@ -48,9 +49,9 @@ def file_kind(filename: str) -> str:
         return "checker"
     if path.parent == _HERE and path.name in GRADER_FILES:
         return "external"  # the grader's machinery: passed through, never refused
-    if (path.parent == _HERE and path.name.startswith(("lecture", "shortcuts"))) \
+    if (path.parent == _HERE and path.name.startswith(("lecture", "shortcuts", "engine"))) \
             or SOLUTIONS in path.parents or (path.parent == _TUTORIALS and path.name[:1].isdigit()):
-        return "answer"  # the learner's files, the shortcut answers, the reference solutions, a lecture script
+        return "answer"  # the learner's files (engine.py too), the shortcut answers, the solutions, a lecture
     roots = [Path(sys.modules[name].__file__).resolve().parent for name in LIBRARIES if name in sys.modules]
     if any(root in path.parents for root in roots):
         return "library"

@@ -20,6 +20,7 @@ import minigrad.functional as F
 from minigpt import GPT, GPTConfig, sampling, sizing
 from minigpt import model as gpt_model
 from tutorials.exercises import refusal
+from tutorials.solutions.engine import Tensor, apply, no_grad, sum_to, topological_order  # noqa: F401 (below)
 from tutorials.yardstick import Score
 
 
@@ -159,11 +160,66 @@ def _train_step_by_optimizer(model, x, y, state, lr, grad_clip=1.0, weight_decay
     return loss.item()
 
 
+def _via_minigrad(expression: Any) -> type:
+    """An op of the learner's engine (0.12-0.26) whose backward asks minigrad's autograd (mg.grad) for the gradients."""
+    class ViaMinigrad:
+        def __init__(self, **params: Any) -> None:
+            self.params = params
+
+        def forward(self, *xs):
+            self.xs = xs
+            return expression(*[mg.tensor(x, dtype=x.dtype) for x in xs], **self.params).numpy()
+
+        def backward(self, gy):
+            tensors = [mg.tensor(x, requires_grad=True, dtype=x.dtype) for x in self.xs]
+            y = expression(*tensors, **self.params)
+            return tuple(g.numpy() for g in mg.grad(y, tensors, mg.tensor(gy, dtype=gy.dtype)))
+
+    return ViaMinigrad
+
+
+class _TensorOnMinigrad:
+    """0.8: the learner's Tensor kept in a minigrad tensor."""
+
+    def __init__(self, array, requires_grad=False):
+        self.tensor = mg.tensor(array, requires_grad=requires_grad)
+        self.array, self.requires_grad, self.grad, self.op = self.tensor.numpy(), requires_grad, None, None
+
+
+def _apply_by_grad_mode(op, *inputs):
+    """0.9 with minigrad's grad mode in place of the engine's own switch."""
+    y = type(inputs[0])(op.forward(*[x.array for x in inputs]))
+    if mg.is_grad_enabled() and any(x.requires_grad for x in inputs):
+        y.requires_grad, y.op, op.inputs = True, op, inputs
+    return y
+
+
 def _gpt_config(V, block, L, C):
     return GPTConfig(vocab_size=V, block_size=block, n_layer=L, n_head=4, n_embd=C)
 
 
 SHORTCUTS: dict[str, tuple[Any, ...]] = {
+    # the learner's engine (tutorials/exercises/engine.py): any library at all is a shortcut (checks/engine_guard.py).
+    # An engine part is checked with the other parts of its own file: here, the reference engine's, imported above.
+    "0.8": (_TensorOnMinigrad,),
+    "0.9": (_apply_by_grad_mode,),
+    "0.10": (lambda root: library("topological_order")(root),),
+    "0.11": (lambda root, grad: library("backward")(root, grad),),
+    "0.12": (_via_minigrad(lambda a, b: a + b),),
+    "0.13": (_via_minigrad(lambda a, b: a - b),),
+    "0.14": (_via_minigrad(lambda a, b: a * b),),
+    "0.15": (_via_minigrad(lambda a, b: a / b),),
+    "0.16": (_via_minigrad(lambda x, exponent: x**exponent),),
+    "0.17": (_via_minigrad(lambda x: x.exp()),),
+    "0.18": (_via_minigrad(lambda x: x.log()),),
+    "0.19": (_via_minigrad(lambda x: x.erf()),),
+    "0.20": (_via_minigrad(lambda x, axis, keepdims: x.sum(axis=axis, keepdims=keepdims)),),
+    "0.21": (_via_minigrad(lambda x, axis, keepdims: x.amax(dim=() if axis is None else axis, keepdim=keepdims)),),
+    "0.22": (_via_minigrad(lambda x, shape: x.reshape(shape)),),
+    "0.23": (_via_minigrad(lambda x, axis1, axis2: x.swapaxes(axis1, axis2)),),
+    "0.24": (_via_minigrad(lambda x, index: x[index]),),
+    "0.25": (_via_minigrad(lambda x, mask, value: x.masked_fill(mask, value)),),
+    "0.26": (_via_minigrad(lambda a, b: a @ b),),
     "0.2": (delegating(lambda a, b: a * b),),
     "0.3": (delegating(lambda a, b: a.tanh()),),
     "0.4": (lambda g, shape: library("sum_to")(g, shape),),

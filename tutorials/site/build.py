@@ -215,6 +215,11 @@ def lecture_page(path: Path, notebook, notebooks: Path, out: Path, pages: set[st
         extra, text = exercises_html(exercises, stem[:2])
         page.add("exercises", f"练习：lecture{stem[:2]}.py", text)
         markdown.headings.append((2, f"练习：lecture{stem[:2]}.py", "exercises", f"练习：lecture{stem[:2]}.py"))
+    if stem[:2] == "00":  # lecture 00's other exercise file: the learner's own engine
+        more, text = exercises_html(TUTORIALS / "exercises" / "engine.py", "00", anchor="exercises-engine")
+        extra += "\n" + more
+        page.add("exercises-engine", "练习：engine.py", text)
+        markdown.headings.append((2, "练习：engine.py", "exercises-engine", "练习：engine.py"))
     html_body = download + "\n".join(body) + extra
     return html_body, page, contents(markdown.headings)
 

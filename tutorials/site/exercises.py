@@ -55,11 +55,11 @@ def exercise_hints(number: str) -> list[str]:
     return hints_for(number)
 
 
-def exercises_html(path: Path, lecture: str,
-                   hints_of: Callable[[str], Sequence[str]] = exercise_hints) -> tuple[str, str]:
-    """The exercises section of a lecture's page, and its plain text for the search index."""
+def exercises_html(path: Path, lecture: str, hints_of: Callable[[str], Sequence[str]] = exercise_hints,
+                   anchor: str = "exercises") -> tuple[str, str]:
+    """The exercises section of a lecture's page (its heading's id `anchor`), and its plain text for searching."""
     intro, stubs = read_stubs(path)
-    parts = [f'<h2 id="exercises">练习：{path.name}</h2>\n<p>答案写在 <code>tutorials/exercises/{path.name}</code> 里，'
+    parts = [f'<h2 id="{anchor}">练习：{path.name}</h2>\n<p>答案写在 <code>tutorials/exercises/{path.name}</code> 里，'
              f"写好后检查：<code>python -m tutorials.exercises check {lecture}</code>。</p>"]
     if intro:
         parts.append(f'<details class="intro"><summary>这个文件的说明</summary><pre>{html.escape(intro)}</pre>'

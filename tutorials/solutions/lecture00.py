@@ -31,13 +31,6 @@ class Tanh(mg.Function):
         return gy * (1 - self.y**2)
 
 
-def sum_to(g: np.ndarray, shape: tuple) -> np.ndarray:
-    lead = g.ndim - len(shape)  # axes broadcasting added in front
-    stretched = tuple(lead + i for i, n in enumerate(shape) if n == 1)  # (summing a size-1 axis is harmless)
-    y = g.sum(axis=tuple(range(lead)) + stretched, keepdims=True)  # a new array: g is not modified
-    return y.reshape(shape)  # drop the leading axes, which keepdims kept as size 1
-
-
 class Div(mg.Function):
     """z = a / b; dz/da = 1 / b, dz/db = -a / b**2."""
 

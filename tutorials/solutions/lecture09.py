@@ -56,7 +56,7 @@ def adamw_update(p: np.ndarray, g: np.ndarray, m: np.ndarray, v: np.ndarray, t: 
     p -= lr * m_hat / (np.sqrt(v_hat) + eps)
 
 
-def train_step(model: mg.nn.Module, x: np.ndarray, y: np.ndarray, state: dict, lr: float,
+def train_step(model, x: np.ndarray, y: np.ndarray, state: dict, lr: float,
                grad_clip: float = 1.0, weight_decay: float = 0.1) -> float:
     # forward
     _, loss = model(x, y)

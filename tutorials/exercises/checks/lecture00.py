@@ -11,6 +11,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad.core.autograd import sum_to as engine_sum_to
+from tutorials.exercises.checks.engine_guard import only_numpy
 from tutorials.exercises.grading import (
     Exercise,
     Wrong,
@@ -198,8 +199,18 @@ EXERCISES = [
     Exercise("0.1", "central_difference", "中心差分估计导数", 1, check_central_difference),
     Exercise("0.2", "Mul", "乘法的反向传播", 1, check_mul),
     Exercise("0.3", "Tanh", "tanh 的反向传播", 2, check_tanh),
-    Exercise("0.4", "sum_to", "sum_to：把广播过的梯度加回去", 2, check_sum_to),
+    Exercise("0.4", "sum_to", "sum_to：把广播过的梯度加回去", 2, only_numpy("0.4", check_sum_to), file="engine"),
     Exercise("0.5", "Div", "除法的反向传播", 3, check_div),
     Exercise("0.6", "nth_derivative", "n 阶导数：对导数再求导", 2, check_nth_derivative),
     Exercise("0.7", "fastest_learning_rate", "开放题：用实验找最快的学习率", 3, check_fastest_learning_rate, open=True),
 ]
+
+
+def _engine_exercises() -> list[Exercise]:
+    """0.8-0.26, your own engine (tutorials/exercises/engine.py): checks/engine.py, which uses check_sum_to above."""
+    from tutorials.exercises.checks import engine
+
+    return engine.EXERCISES
+
+
+EXERCISES += _engine_exercises()

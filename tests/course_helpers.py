@@ -14,9 +14,10 @@ from types import SimpleNamespace
 
 
 def own_copy(lecture: str) -> SimpleNamespace:
-    """Lecture `lecture`'s reference solutions ('03'), as code of the tests' own."""
-    path = Path(importlib.import_module(f"tutorials.solutions.lecture{lecture}").__file__)
-    namespace: dict = {"__name__": f"tests.copy_of_lecture{lecture}"}
-    exec(compile("\n" + path.read_text(encoding="utf-8"), f"{__file__}:copy_of_lecture{lecture}", "exec"),  # noqa: S102
+    """Lecture `lecture`'s reference solutions ('03'), or the reference engine ('engine'), as code of the tests' own."""
+    stem = lecture if lecture == "engine" else f"lecture{lecture}"
+    path = Path(importlib.import_module(f"tutorials.solutions.{stem}").__file__)
+    namespace: dict = {"__name__": f"tests.copy_of_{stem}"}
+    exec(compile("\n" + path.read_text(encoding="utf-8"), f"{__file__}:copy_of_{stem}", "exec"),  # noqa: S102
          namespace)
     return SimpleNamespace(**{k: v for k, v in namespace.items() if not k.startswith("__")})

@@ -152,7 +152,7 @@ def learner_file(tmp_path, monkeypatch, source: str, lecture: str = "03") -> Non
     path = tmp_path / f"lecture{lecture}.py"
     path.write_text(f"SOLUTIONS = {str(SOLUTIONS)!r}\n" + source, encoding="utf-8")
 
-    def read(lecture_read: str, solutions: bool = False):
+    def read(lecture_read: str, solutions: bool = False, file: str = ""):
         spec = importlib.util.spec_from_file_location(f"learner_{tmp_path.name}", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)

@@ -134,7 +134,7 @@ def logits_and_grads(model_parts: Parts, dtype) -> tuple:
     """minigpt's GPT and yours, the same weights, in `dtype`: (their logits, yours, {参数名: (它的梯度, 你的)})."""
     mg.manual_seed(SEED)
     theirs = GPT(SMALL).to(dtype=dtype)
-    mine = YourGPT(SMALL, model_parts, dtype=dtype)  # on model_parts.engine: your engine, if it passed
+    mine = YourGPT(SMALL, model_parts, dtype=dtype)  # 在 model_parts.engine 上：你的引擎（它过了检查的话）
     mine.load_state_dict(theirs.state_dict())
     assert [n for n, _ in mine.named_parameters()] == [n for n, _ in theirs.named_parameters()]
     (their_logits, their_loss), (my_logits, my_loss) = theirs(x, y), mine(x, y)
@@ -424,11 +424,11 @@ def best_ms(run, repeats=5) -> float:
     return 1000 * min(times)
 
 
-def batched_linear(x, w, g):  # as your engine does it: NumPy's batched products, then sum_to over B
+def batched_linear(x, w, g):  # 你的引擎的做法：NumPy 的批量乘积，再沿 B 做 sum_to
     return x @ w, g @ w.T, (x.swapaxes(-1, -2) @ g).sum(axis=0)
 
 
-def folded_linear(x, w, g):  # as minigrad's MatMul does it: (B·T, C) rows, one product each
+def folded_linear(x, w, g):  # minigrad 的 MatMul 的做法：折成 (B·T, C) 行，各只做一次乘积
     x2, g2 = x.reshape(-1, x.shape[-1]), g.reshape(-1, g.shape[-1])
     return x2 @ w, g2 @ w.T, x2.T @ g2
 
@@ -444,7 +444,7 @@ for d_in, d_out in widths:
 q_grad = rng_t.standard_normal((BATCH, T, C)).astype(np.float32)
 qkv_grad = np.zeros((BATCH, T, 3 * C), dtype=np.float32)
 one_slice = (slice(None), slice(None), slice(0, C))
-slices = 3 * BIG.n_layer + 1  # q, k, v in every block, and wpe[:T]
+slices = 3 * BIG.n_layer + 1  # 每个块的 q、k、v，再加 wpe[:T]
 scatter = slices * best_ms(lambda: np.add.at(qkv_grad, one_slice, q_grad))
 assign = slices * best_ms(lambda: qkv_grad.__setitem__(one_slice, q_grad))
 explained = (batched - folded) + (scatter - assign)
@@ -500,7 +500,7 @@ show_figure(fig, "09_training.png")
 
 # %%
 def my_logits(x):
-    with my_gpt.engine.no_grad():  # your engine's no_grad: nothing recorded while scoring
+    with my_gpt.engine.no_grad():  # 你的引擎的 no_grad：打分时什么都不记录
         return my_gpt(x)[0].numpy()
 
 

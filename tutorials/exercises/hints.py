@@ -92,6 +92,16 @@ HINTS: dict[str, list[str]] = {
         "d erf(x)/dx = (2/√π)·exp(−x²)。乘上 gy；常数用 Python 的数写（np.pi ** 0.5 是 Python 的 float），"
         "梯度才保持 gy 的 dtype。",
     ],
+    "0.8": ["float32 的数组要原样留下（第 09 讲的 GPT 在 float32 里训练）：np.asarray 不复制，只在 dtype 不是浮点时"
+            "才换成 float64；grad 和 op 两个属性都从 None 开始。"],
+    "0.12": ["y = a + b 对 a、对 b 的偏导都是 1：两个输入收到的都是上游的 gy 本身；广播过的输入由 apply 交给 sum_to。"],
+    "0.13": ["和加法只差一个符号：对 a 的偏导是 1，对 b 的是 −1——b 收到的是 gy 取负。"],
+    "0.14": ["对 a 求导时另一个输入 b 是常数：a 的梯度是 gy 乘 b，b 的梯度是 gy 乘 a；两个输入都要在 forward 里存下。"],
+    "0.15": ["a/b 对 a 的偏导是 1/b，对 b 的是 −a/b²；对 b 的那一项最容易丢掉负号或少除一次 b。"],
+    "0.17": ["exp 的导数就是它自己：forward 里把算出的 y 存下，backward 里直接乘上，不用再算一次 exp。"],
+    "0.18": ["ln x 的导数是 1/x：forward 里存下输入 x，backward 里用上游的 gy 除以它。"],
+    "0.22": ["改变形状不改任何值，元素的先后顺序也不变：把 gy 变回输入原来的形状就是梯度"
+             "（forward 里先记下那个形状）。"],
     "0.20": [
         "x 的每个元素只出现在一个和里，系数是 1：它的梯度就是那个和收到的梯度。",
         "keepdims=False 时，被求和的轴从 gy 里消失了：先用 np.expand_dims(gy, self.axis) 把它们放回来（大小为 1）；"

@@ -84,8 +84,7 @@ def _write(path: Path, text: str, variable: str, append: bool = False) -> None:
         else:
             write_file(path, text)  # a new file renamed over the name: never through a link
     except OSError as error:
-        raise StateError(f"记录写不进{_named(path, variable)}（{error.strerror}）："
-                         f"换一个地方，设置环境变量 {variable}") from None
+        raise StateError(f"记录写不进 {path}（{error.strerror}）：换一个地方，设置环境变量 {variable}") from None
 
 
 def load_state() -> dict[str, Any]:

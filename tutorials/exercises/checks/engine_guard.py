@@ -22,7 +22,7 @@ from pathlib import Path
 from types import FunctionType, ModuleType
 from typing import Any
 
-from tutorials.exercises import refusal
+from tutorials.exercises import origin, refusal
 from tutorials.exercises.grading import Shortcut
 
 ALLOWED = {"numpy", "builtins"} | set(sys.stdlib_module_names)
@@ -35,10 +35,10 @@ def message(number: str, name: str) -> str:
 @functools.cache
 def _package_of_file(filename: str) -> str | None:
     """The top-level package a frame's file belongs to when it is foreign to the engine, else None."""
-    kind = refusal._kind(filename)
+    kind = origin.file_kind(filename)
     if kind == "library":  # minigrad, minigpt, tutorials' own modules
         path = Path(filename).resolve()
-        return next((p for p in refusal.LIBRARIES if f"/{p}/" in path.as_posix()), "minigrad")
+        return next((p for p in origin.LIBRARIES if f"/{p}/" in path.as_posix()), "minigrad")
     if kind != "external" or filename.startswith("<"):
         return None
     path = Path(filename).resolve()
@@ -76,11 +76,11 @@ def watching() -> Iterator[list[str]]:
             package = _package_of_file(frame.f_code.co_filename)
             # the import system asking a finder, or running a module's top level, is not a call the answer made
             importing = frame.f_back is not None and frame.f_back.f_code.co_filename.startswith("<frozen importlib")
-            if package and not importing and refusal.answer_is_calling(frame.f_back):
+            if package and not importing and origin.answer_is_calling(frame.f_back):
                 reached.append(_shown(frame, package))
         elif event == "c_call":
             package = _package_of_builtin(arg)
-            if package and refusal.answer_is_calling(frame):
+            if package and origin.answer_is_calling(frame):
                 reached.append(f"{package} 的 {getattr(arg, '__name__', '?')}")
         if previous is not None:
             previous(frame, event, arg)

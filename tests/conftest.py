@@ -9,6 +9,7 @@ Every op test takes the `device` fixture, so it runs on "cpu", on the strict sta
 
 import importlib.util
 import os
+import signal
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -21,6 +22,11 @@ import minigrad as mg
 # error of 1.7e-7). With the cap (read when oneDNN first runs, so before any test imports torch) PyTorch answers
 # the same on every machine the tests have run on.
 os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")
+
+# A run started in the background of a non-interactive shell (`pytest &`, nohup) begins with Ctrl-C ignored, and
+# so would every command it starts: the tests that press Ctrl-C (the check, `minigpt sample`) need Python's own.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # The `device` fixture is function-scoped but does not change between examples, so the health check
 # that warns about function-scoped fixtures under @given does not apply.

@@ -248,9 +248,13 @@ def test_the_course_writes_no_figure_guess_or_record_through_a_link(tmp_path, vi
     ladder.record("00", [rung], type("Yardstick", (), {"fingerprint": "f"})())
     for name in ("00.json", "00.npz"):
         replaced_not_followed(figures / "ladder" / name, victim)
-    monkeypatch.setenv(coaching.STATE_VARIABLE, str(linked(tmp_path / "progress.json", victim)))
+    state = linked(tmp_path / "progress.json", victim)
+    monkeypatch.setenv(coaching.STATE_VARIABLE, str(state))
+    with pytest.raises(ValueError, match="进度文件 .* 不是一个普通文件"):  # refused in one line, nothing written
+        coaching.save_state({"hints": {"0.1": 1}, "revealed": [], "finals": {}})
+    assert victim.read_bytes() == VICTIM and state.is_symlink()
+    monkeypatch.setenv(coaching.STATE_VARIABLE, str(tmp_path / "progress-of-its-own.json"))
     coaching.save_state({"hints": {"0.1": 1}, "revealed": [], "finals": {}})
-    replaced_not_followed(tmp_path / "progress.json", victim)
     assert coaching.load_state()["hints"] == {"0.1": 1}
 
 

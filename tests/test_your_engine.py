@@ -238,7 +238,8 @@ def test_the_lecture_gpt_names_the_engine_in_its_table(parts):
 
 
 def test_the_site_shows_the_engine_exercises_with_their_hints():
-    pytest.importorskip("pygments", reason="the site needs the extra: pip install -e '.[site]'")
+    for module in ("markdown_it", "mdit_py_plugins", "latex2mathml", "pygments"):
+        pytest.importorskip(module, reason="the site needs the extra: pip install -e '.[site]'")
     from tutorials.exercises.hints import hints_for
     from tutorials.site.exercises import exercises_html
 

@@ -49,8 +49,9 @@ import minigrad as mg
 from minigpt.checkpoint import load_model
 from minigpt.config import GPTConfig
 from minigpt.data import load_dataset
+from minigpt.evaluation import read_metrics
 from minigpt.testing.torch_gpt import TorchGPT
-from minigpt.train import TrainConfig, read_metrics
+from minigpt.train import TrainConfig
 from minigrad import optim
 
 # -----------------------------------------------------------------------------

@@ -31,8 +31,9 @@ import minigrad as mg
 from minigpt.checkpoint import load_model
 from minigpt.config import GPTConfig
 from minigpt.data import get_batch, load_dataset
+from minigpt.evaluation import read_metrics
 from minigpt.model import GPT
-from minigpt.train import TrainConfig, read_metrics, train
+from minigpt.train import TrainConfig, train
 from minigrad import optim
 
 # -----------------------------------------------------------------------------

@@ -32,7 +32,7 @@ import minigrad as mg
 import minigrad.distributed as dist
 from minigpt import checkpoint, schema
 from minigpt.errors import ConfigError
-from minigpt.threads import ThreadChooser
+from minigpt.threads import ThreadChooser, as_plans
 from minigrad.distributed import DistributedDataParallel, ReduceOp
 
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
@@ -268,4 +268,4 @@ def rank_thread_chooser() -> tuple[ThreadChooser, str]:
     the run, and the line that says so. A collective call."""
     threads, line = threads_per_rank(dist.process_group.group().on_this_machine()[1])
     mg.set_num_threads(threads)
-    return ThreadChooser([threads]), line
+    return as_plans(ThreadChooser([threads])), line

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 import minigrad as mg
+from minigpt.checkpoint import METRICS
 from minigpt.config import TrainConfig
 from minigpt.data import Dataset, get_batch
 from minigpt.model import GPT
@@ -72,3 +73,8 @@ def plot_losses(metrics: list[dict[str, Any]], path: Path) -> None:
     if loss_curve_problem() is not None:
         return
     mg.viz.plot_loss_curves(metrics, path=path, title=None)
+
+
+def read_metrics(out_dir: str | Path) -> list[dict[str, Any]]:
+    """The metrics log of the run in `out_dir` (for notebooks and benchmarks)."""
+    return mg.viz.plots.read_metrics(Path(out_dir) / METRICS)

@@ -1,4 +1,4 @@
-"""How many BLAS threads `minigpt train` uses: measured while it trains, so a busy machine does not collapse a run.
+"""How many threads `minigpt train` uses: measured while it trains, so a busy machine does not collapse a run.
 
 The choice, in one place:
 
@@ -12,6 +12,9 @@ The choice, in one place:
   run tries each candidate (all cores, half of them, ..., one) for a few steps, keeps the fastest, and trains
   on with it; and sooner, when a step of the chosen count takes three times as long as it did in its trial. A
   trial costs a handful of steps, some of them slower; this is a few percent of a run at most.
+- **One more candidate in training** (`plans`): the batch cut into one part per core, each part's forward and
+  backward on its own thread with one BLAS thread (batch_threads.py): every op on every core, as two processes
+  under `mpiexec -n 2` use them, where BLAS threads speed up the products alone. It is measured like the others.
 
 The thread count never changes what is computed beyond float rounding of the products, so a resumed run and an
 uninterrupted one still agree to float32 rounding; bit-for-bit repeatability needs a fixed count (--threads 1).
@@ -22,6 +25,9 @@ from __future__ import annotations
 
 import os
 import statistics
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import minigrad as mg
 
@@ -34,6 +40,25 @@ def candidates(cores: int) -> list[int]:
     while counts[-1] > 1:
         counts.append(counts[-1] // 2)
     return counts
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How a training step uses the cores: the batch cut into `shards` parts on as many threads (batch_threads.py),
+    each part's matrix products on `blas` BLAS threads."""
+
+    shards: int
+    blas: int
+
+    def __str__(self) -> str:
+        return f"{self.blas} BLAS" if self.shards == 1 else f"{self.shards} batch threads x {self.blas} BLAS"
+
+
+def plans(cores: int) -> list[Plan]:
+    """The ways a training step may use `cores` cores: the batch split over every core (one BLAS thread each),
+    then each BLAS thread count of `candidates` on the whole batch."""
+    split = [Plan(cores, 1)] if cores > 1 else []
+    return split + [Plan(1, n) for n in candidates(cores)]
 
 
 def fixed_by_user(threads: int) -> str | None:
@@ -50,12 +75,17 @@ class ThreadChooser:
     """Tries each candidate thread count for `trial_steps` steps (after one step to settle) every `every`
     steps of training, and keeps the one whose median step was fastest. A step of the chosen count that takes
     SLOWDOWN times its median in the trial means the machine has changed (other work started): the next step
-    begins a new trial, rather than the run going on many times slower until `every` comes round."""
+    begins a new trial, rather than the run going on many times slower until `every` comes round.
+
+    The candidates are BLAS thread counts, or training's `Plan`s; `use` puts one in force (by default
+    mg.set_num_threads; a plan's BLAS threads for a plan), and `current` is the one in force for this step."""
 
     SLOWDOWN = 3.0
 
-    def __init__(self, counts: list[int], every: int = 250, trial_steps: int = 3) -> None:
+    def __init__(self, counts: list[Any], every: int = 250, trial_steps: int = 3,
+                 use: Callable[[Any], None] | None = None) -> None:
         self.counts, self.every, self.trial_steps = counts, every, trial_steps
+        self.use = use or use_blas_threads
         self.chosen = counts[0]
         self.plan: list[int] = []  # the thread count of each coming trial step
         self.times: dict[int, list[float]] = {}
@@ -72,9 +102,14 @@ class ThreadChooser:
             self.due = False
         if self.plan:
             self.trying = self.plan.pop(0)
-            mg.set_num_threads(self.trying)
+            self.use(self.trying)
         else:
             self.trying = None
+
+    @property
+    def current(self) -> Any:
+        """The candidate in force for the step about to run (after `before_step`)."""
+        return self.chosen if self.trying is None else self.trying
 
     def after_step(self, seconds: float) -> None:
         """Record how long the step took; at the end of a trial, keep the fastest count."""
@@ -88,7 +123,7 @@ class ThreadChooser:
             medians = {n: statistics.median(t[1:]) for n, t in self.times.items()}  # t[0]: the settling step
             self.chosen = min(medians, key=medians.__getitem__)
             self.expected = medians[self.chosen]
-            mg.set_num_threads(self.chosen)
+            self.use(self.chosen)
             self.steps_since_trial = 0
 
 
@@ -107,3 +142,28 @@ def thread_chooser(threads: int, device: str, every: int = 250, trial_steps: int
     chooser = ThreadChooser(candidates(os.cpu_count() or 1), every, trial_steps)
     return chooser, (f"BLAS threads: measured every {chooser.every} steps among {chooser.counts}, the fastest kept "
                      "(--threads N to fix it)")
+
+
+def use_blas_threads(count: int) -> None:
+    mg.set_num_threads(count)
+
+
+def use_plan(plan: Plan) -> None:
+    mg.set_num_threads(plan.blas)  # (the loop reads plan.shards from the chooser's `current`)
+
+
+def training_chooser(threads: int, device: str, can_split: bool, every: int = 250,
+                     trial_steps: int = 3) -> tuple[ThreadChooser, str]:
+    """`thread_chooser` for `minigpt train`, over `Plan`s: when the count is measured and the step `can_split` (one
+    process on the CPU, no dropout: batch_threads.py), the batch split over the cores is one more candidate."""
+    chooser, how = thread_chooser(threads, device, every, trial_steps)
+    if len(chooser.counts) == 1 or not can_split:
+        return as_plans(chooser), how
+    measured = ThreadChooser(plans(os.cpu_count() or 1), every, trial_steps, use_plan)
+    return measured, (f"threads: measured every {every} steps among {', '.join(map(str, measured.counts))}, the "
+                      "fastest kept (--threads N fixes N BLAS threads, the batch on one thread)")
+
+
+def as_plans(chooser: ThreadChooser) -> ThreadChooser:
+    """The same chooser over BLAS thread counts, as `Plan`s of the whole batch on one thread."""
+    return ThreadChooser([Plan(1, n) for n in chooser.counts], chooser.every, chooser.trial_steps, use_plan)

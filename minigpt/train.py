@@ -45,7 +45,7 @@ import numpy as np
 
 import minigrad as mg
 import minigrad.distributed as dist
-from minigpt import checkpoint, preflight
+from minigpt import batch_threads, checkpoint, preflight
 from minigpt import distributed_training as ddp
 from minigpt.config import GPTConfig, TrainConfig
 from minigpt.data import Dataset, get_batch, load_dataset
@@ -54,7 +54,7 @@ from minigpt.evaluation import estimate_loss, evaluation_batches, loss_curve_pro
 from minigpt.model import GPT
 from minigpt.progress import Progress, write
 from minigpt.signals import StopOnSignals
-from minigpt.threads import ThreadChooser, thread_chooser
+from minigpt.threads import Plan, ThreadChooser, training_chooser
 from minigrad import nn, optim
 
 
@@ -128,7 +128,7 @@ def train(cfg: TrainConfig) -> TrainResult:
             threads.before_step()
             t_step = time.perf_counter()
             optimizer.zero_grad()
-            loss = _accumulate(run, stop)  # forward and backward over --grad-accum's micro-batches
+            loss = _accumulate(run, stop, threads.current)  # forward and backward over --grad-accum's micro-batches
             if loss is None:  # a signal came between micro-steps: the half-made step is dropped, the run saved
                 continue
             ddp.sync_gradients(model)  # under mpiexec: the mean over every rank's micro-batches too
@@ -142,19 +142,22 @@ def train(cfg: TrainConfig) -> TrainResult:
             loss = loss.detach()
             iter_num += 1
             if iter_num % cfg.log_interval == 0:
-                t_log = _log_step(run, bar, iter_num, loss, lr, threads.chosen, t_log)
+                t_log = _log_step(run, bar, iter_num, loss, lr, threads.current, t_log)
             bar.update(1)
         _say_done(run, iter_num, time.perf_counter() - t_start)
     return TrainResult(iter_num, run.best_val_loss, interrupted=False)
 
 
-def _accumulate(run: _Run, stop: StopOnSignals | ddp.AgreedStop) -> mg.Tensor | None:
+def _accumulate(run: _Run, stop: StopOnSignals | ddp.AgreedStop, plan: Plan) -> mg.Tensor | None:
     """The step's gradient, the mean over its micro-batches (at least one), and the last one's loss; None when a
     signal came between two (in one process: under mpiexec the ranks agree on a stop once a step, and finish it)."""
     for micro_step in range(run.micro_steps):
         if micro_step and stop.requested and run.world == 1:
             return None
         x, y = _next_batch(run)
+        if plan.shards > 1:  # forward and backward, a part of the batch on each thread (threads.py's plans)
+            loss = batch_threads.split(plan.shards).forward_backward(run.trained, x, y, scale=1 / run.micro_steps)
+            continue
         with ddp.no_sync_unless(run.trained, last=micro_step == run.micro_steps - 1):
             # forward
             _, loss = run.trained(x, y)
@@ -292,10 +295,10 @@ def _stopper(run: _Run) -> StopOnSignals | ddp.AgreedStop:
 
 
 def _thread_chooser(run: _Run) -> tuple[ThreadChooser, str]:
-    """BLAS threads: measured as the run goes (threads.py) in one process; under mpiexec, the cores shared among
-    the ranks on this machine (unless --threads or the environment says otherwise)."""
+    """Threads: measured as the run goes (threads.py) in one process, batch threads too without dropout; under
+    mpiexec, the cores shared among the ranks on this machine (unless --threads or the environment says otherwise)."""
     if run.world == 1 or run.cfg.threads > 0:
-        return thread_chooser(run.cfg.threads, run.device)
+        return training_chooser(run.cfg.threads, run.device, can_split=run.world == 1 and run.cfg.dropout == 0)
     return ddp.rank_thread_chooser()
 
 
@@ -368,7 +371,7 @@ def _interrupted(run: _Run, iter_num: int, saved: bool, signum: int) -> TrainRes
     return TrainResult(iter_num, run.best_val_loss, interrupted=True, signum=signum)
 
 
-def _log_step(run: _Run, bar: Progress, iter_num: int, loss: mg.Tensor, lr: float, threads: int | None,
+def _log_step(run: _Run, bar: Progress, iter_num: int, loss: mg.Tensor, lr: float, threads: Plan,
               t_log: float) -> float:
     """Read the training loss back (the only device sync between evaluations), check it, and record it with the
     tokens per second since the last log; returns the time of this log."""
@@ -378,7 +381,7 @@ def _log_step(run: _Run, bar: Progress, iter_num: int, loss: mg.Tensor, lr: floa
     now = time.perf_counter()
     tokens_per_s = cfg.log_interval * cfg.grad_accum * cfg.batch_size * cfg.block_size / (now - t_log)  # every rank's
     run.metrics.append({"iter": iter_num, "loss": loss_value, "lr": lr, "tokens_per_s": round(tokens_per_s, 1),
-                        "threads": threads})
+                        "threads": threads.blas, "batch_threads": threads.shards})
     bar.set_postfix(loss=f"{loss_value:.4f}", lr=f"{lr:.2e}", tok_s=f"{tokens_per_s:,.0f}")
     return now
 
@@ -394,7 +397,3 @@ def _say_done(run: _Run, iter_num: int, seconds: float) -> None:
         write(f"done: {ran} iterations ({run.start_iter} -> {iter_num}) in {seconds:.1f} s, best val loss "
               f"{run.best_val_loss:.4f}; checkpoint in {run.out_dir}")
 
-
-def read_metrics(out_dir: str | Path) -> list[dict[str, Any]]:
-    """The metrics log of the run in `out_dir` (for notebooks and benchmarks)."""
-    return mg.viz.plots.read_metrics(Path(out_dir) / checkpoint.METRICS)

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from minigpt.train import read_metrics
+from minigpt.evaluation import read_metrics
 from tutorials.yardstick import Score, Yardstick
 
 RECORD = Path(__file__).resolve().parent / "records" / "crossing.json"

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from minigpt.checkpoint import CONFIG, MODEL, TOKENIZER, iteration, load_checkpoint, load_model, read_train_settings
-from minigpt.train import read_metrics
+from minigpt.evaluation import read_metrics
 from minigrad.tools.files import write_file
 from tutorials import crossing, kneser_ney, scaling, yardstick
 from tutorials.machine import cpu_model

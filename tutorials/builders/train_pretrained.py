@@ -33,7 +33,8 @@ from pathlib import Path
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before NumPy loads: one BLAS thread, repeatable results
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from minigpt.train import TrainConfig, read_metrics, train  # noqa: E402 (after the thread settings)
+from minigpt.evaluation import read_metrics  # noqa: E402
+from minigpt.train import TrainConfig, train  # noqa: E402 (after the thread settings)
 from minigrad.tools.files import write_file  # noqa: E402
 from tutorials.machine import cpu_model  # noqa: E402
 

@@ -17,7 +17,6 @@ import json
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -26,7 +25,7 @@ from pathlib import Path
 
 import nbformat
 
-from minigrad.tools.files import write_file
+from minigrad.tools.files import make_folder, write_file  # every file of the site: never through a link
 from tutorials.site.exercises import exercises_html
 from tutorials.site.printable import course_page, make_pdf
 from tutorials.site.render import Markdown, code, outputs, pygments_css
@@ -205,8 +204,8 @@ def lecture_page(path: Path, notebook, notebooks: Path, out: Path, pages: set[st
     page.title = title
     for section in page.sections:
         section["t"] = title if section["t"] == stem else f"{title} › {section['t']}"
-    (out / "notebooks").mkdir(exist_ok=True)
-    nbformat.write(notebook, out / "notebooks" / f"{stem}.ipynb")
+    make_folder(out / "notebooks")
+    write_file(out / "notebooks" / f"{stem}.ipynb", nbformat.writes(notebook) + "\n")
     download = (f'<p class="download"><a href="notebooks/{stem}.ipynb" download>下载这一讲的 Notebook（.ipynb，'
                 f"含运行结果）</a> · 源文件 <code>tutorials/{path.name}</code></p>")
     exercises = TUTORIALS / "exercises" / f"lecture{stem[:2]}.py"
@@ -230,10 +229,10 @@ def animation(source: str, notebooks: Path, stem: str, images: Path) -> str:
         return ""
     for folder in sorted((notebooks / "figures").glob(f"{stem[:2]}_*")):
         if (folder / "backward.gif").exists():
-            images.mkdir(parents=True, exist_ok=True)
+            make_folder(images)
             for name in ("backward.gif", "backward.html"):
                 if (folder / name).exists():
-                    shutil.copy(folder / name, images / name)
+                    write_file(images / name, (folder / name).read_bytes())
             slider = (f'，或<a href="images/{stem}/backward.html">用滑块一帧一帧地翻看</a>'
                       if (folder / "backward.html").exists() else "")
             return (f'<figure class="animation"><img src="images/{stem}/backward.gif" alt="反向传播的动画">'
@@ -322,12 +321,12 @@ def writable(out: Path) -> None:
 def _write_site(out: Path, notebooks: Path, paths: list[Path], read: dict, quick: bool, pdf: bool) -> list[Path]:
     """Write every page, the assets and the search index into `out`; the HTML pages written."""
     static = out / "static"
-    static.mkdir(exist_ok=True)
+    make_folder(static)
     for asset in STATIC.iterdir():
-        shutil.copy(asset, static / asset.name)
-    shutil.copy(FONT, static / FONT.name)
-    shutil.copy(FONT.parent / "LICENSE", static / "LICENSE-font.txt")
-    write_file((static / "pygments.css"), pygments_css())
+        write_file(static / asset.name, asset.read_bytes())
+    write_file(static / FONT.name, FONT.read_bytes())
+    write_file(static / "LICENSE-font.txt", (FONT.parent / "LICENSE").read_bytes())
+    write_file(static / "pygments.css", pygments_css())
 
     files = {f"{p.stem}.html" for p in paths} | {"index.html", "glossary.html"}
     built, pages, lectures = [], [], []

@@ -66,11 +66,9 @@ class BatchThreads:
                 gradients = [grads[i] for _, _, grads in results if grads[i] is not None]
                 if not gradients:
                     continue
-                total = gradients[0]
-                for gradient in gradients[1:]:
-                    total = total + gradient
+                total = sum(gradients[1:], gradients[0])  # Σ_s (n_s / n) ∇L_s, each term weighted in its thread
                 p.grad = total if p.grad is None else p.grad + total
-            return sum((loss * share for loss, share, _ in results[1:]), results[0][0] * results[0][1])
+            return sum(loss * share for loss, share, _ in results)  # L = Σ_s (n_s / n) L_s
 
 
 @cache

@@ -87,12 +87,12 @@ class ThreadChooser:
         self.counts, self.every, self.trial_steps = counts, every, trial_steps
         self.use = use or use_blas_threads
         self.chosen = counts[0]
-        self.plan: list[int] = []  # the thread count of each coming trial step
-        self.times: dict[int, list[float]] = {}
+        self.plan: list[Any] = []  # the candidate of each coming trial step
+        self.times: dict[Any, list[float]] = {}
         self.due = True  # a trial is due: before the first step, and when the chosen count has turned slow
         self.steps_since_trial = 0
         self.expected: float | None = None  # the chosen count's median step in the last trial
-        self.trying: int | None = None
+        self.trying: Any = None  # the candidate of this trial step; None outside a trial
 
     def before_step(self) -> None:
         """Set the thread count for the step about to run."""

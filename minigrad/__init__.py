@@ -27,6 +27,7 @@ from minigrad.compat.legacy_types import *  # noqa: F403  (mg.FloatTensor, mg.Lo
 from minigrad.compat.mathops import *  # noqa: F403  (mg.exp, mg.sum, mg.maximum, ...: the torch.* functions)
 from minigrad.compat.missing import register_refused_modules as _register_refused_modules
 from minigrad.compat.moremath import *  # noqa: F403  (mg.log1p, mg.round, mg.floor_divide, ...)
+from minigrad.compat.size import Size
 from minigrad.compat.tensor_functions import *  # noqa: F403  (mg.nonzero, mg.meshgrid)
 from minigrad.core import dtypes as _dtypes
 from minigrad.core.autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
@@ -87,7 +88,7 @@ __all__ = [
     "save", "set_grad_enabled", "set_num_threads", "stack", "tensor", "viz", "where", "zeros", "zeros_like",
 ]
 __all__ += mathops.__all__ + moremath.__all__
-__all__ += ["device", "e", "inf", "nan", "pi"] + legacy_types.__all__ + tensor_functions.__all__
+__all__ += ["Size", "device", "e", "inf", "nan", "pi"] + legacy_types.__all__ + tensor_functions.__all__
 __all__ += [
     "Generator", "bernoulli", "double", "dtype", "finfo", "float16", "float32", "float64", "get_default_dtype", "half",
     "iinfo", "inference_mode", "int8", "int16", "int32", "int64", "long", "multinomial", "normal", "rand", "randint",

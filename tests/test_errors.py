@@ -90,14 +90,15 @@ def test_unknown_device_is_named():
 
 def test_backward_needs_a_gradient_of_the_right_shape(device):
     y = mg.ones(2, 3, requires_grad=True, device=device) * 2
-    with pytest.raises(RuntimeError, match=r"grad can be omitted only for a scalar output, not shape \(2, 3\)"):
+    with pytest.raises(RuntimeError, match=r"grad can be omitted only for a scalar output, "
+                       r"not shape minigrad\.Size\(\[2, 3\]\)"):
         y.backward()
     with pytest.raises(mg.ShapeError, match=r"grad has shape \(3, 2\), the tensor \(2, 3\)"):
         y.backward(np.ones((3, 2)))
 
 
 def test_item_of_a_tensor_with_many_elements():
-    with pytest.raises(ValueError, match=r"only a one-element tensor has an item, not shape \(2,\)"):
+    with pytest.raises(ValueError, match=r"only a one-element tensor has an item, not shape minigrad\.Size\(\[2\]\)"):
         mg.ones(2).item()
 
 

@@ -217,10 +217,12 @@ CASES = [
      "model.safetensors: transformer.wte.weight holds non-finite values"),
     ("weights a wrong shape", edit_tensors(MODEL, lambda t: t.update({"transformer.ln_f.weight": np.ones(3, "f4")})),
      ALL,
-     "model.safetensors: transformer.ln_f.weight is float32 (3,), the model's is float32 (16,)"),
+     "model.safetensors: transformer.ln_f.weight is float32 minigrad.Size([3]), the model's is float32 "
+     "minigrad.Size([16])"),
     ("weights float64", edit_tensors(MODEL, lambda t: t.update(
         {"transformer.ln_f.weight": t["transformer.ln_f.weight"].astype(np.float64)})), ALL,
-     "model.safetensors: transformer.ln_f.weight is float64 (16,), the model's is float32 (16,)"),
+     "model.safetensors: transformer.ln_f.weight is float64 minigrad.Size([16]), the model's is float32 "
+     "minigrad.Size([16])"),
     ("weights a key missing", edit_tensors(MODEL, lambda t: t.pop("transformer.ln_f.weight")), ALL,
      "model.safetensors: the tensors do not match the model of config.json: missing transformer.ln_f.weight"),
     ("weights an extra key", edit_tensors(MODEL, lambda t: t.update(extra=np.ones(2, "f4"))), ALL,
@@ -235,7 +237,7 @@ CASES = [
                                              metadata=with_metadata("optimizer.state", '{"0": {"step": "x"}}')),
      RESUME, "optimizer.safetensors: state.0.step must be an integer >= 0, got 'x'"),
     ("optimizer moment of a wrong shape", edit_tensors(OPTIMIZER, lambda t: t.update({"state.0.exp_avg": np.ones(2)})),
-     RESUME, "optimizer.safetensors: state.0.exp_avg is (2,), its parameter is"),
+     RESUME, "optimizer.safetensors: state.0.exp_avg is minigrad.Size([2]), its parameter is"),
     ("optimizer moment missing", edit_tensors(OPTIMIZER, lambda t: t.pop("state.1.exp_avg_sq")), RESUME,
      "optimizer.safetensors: state.1.exp_avg_sq is missing, its parameter is"),
     ("optimizer header nested 100,000 deep",

@@ -181,7 +181,7 @@ def test_gather(device, data):
 
 def test_gather_checks_the_index_shape():
     x = mg.ones(2, 3)
-    with pytest.raises(mg.ShapeError, match=r"gather: index \(2,\) must have as many dims as the input \(2, 3\)"):
+    with pytest.raises(mg.ShapeError, match=r"gather: index \(2,\) needs as many dims as the input \(2, 3\)"):
         x.gather(1, [0, 1])
     with pytest.raises(mg.ShapeError, match=r"larger than the input \(2, 3\) at dim 0"):
         x.gather(1, np.zeros((3, 1), dtype=np.int64))

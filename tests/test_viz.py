@@ -91,7 +91,7 @@ def test_parameter_names_come_from_the_model_or_a_dict():
     dot = mg.viz.to_dot(loss, model=model)
     for name, param in model.named_parameters():
         assert f"<B>{name}</B>" in dot
-        assert f"{param.shape} float32" in dot
+        assert f"{tuple(param.shape)} float32" in dot
     dot = mg.viz.to_dot(loss, names={"input": x, "W1": model[0].weight})
     assert "<B>input</B>" in dot and "<B>W1</B>" in dot
 

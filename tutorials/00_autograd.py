@@ -473,7 +473,7 @@ upstream = rng.standard_normal((4, 3))
 print("输出梯度的形状：", upstream.shape, "  b.grad 的形状：", bb.grad.shape)
 print("b.grad            =", bb.grad.numpy())
 print("upstream.sum(0)   =", upstream.sum(axis=0))
-my_guesses.reveal("bias_grad_shape", str(bb.grad.shape))
+my_guesses.reveal("bias_grad_shape", str(tuple(bb.grad.shape)))
 assert bb.grad.shape == bb.shape
 assert np.allclose(bb.grad.numpy(), upstream.sum(axis=0))
 assert np.allclose(sum_to(upstream, (3,)), upstream.sum(axis=0))

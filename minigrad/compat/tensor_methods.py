@@ -2,10 +2,11 @@
 
 The Tensor a learner reads (../tensor/) has the engine's methods only and imports nothing from compat/. The rest
 of PyTorch's everyday math as methods and operators (`x.log1p()`, `x // 2`, `2 % x`, `x.t()`, ...), the methods
-of tensor_functions.py (`type_as`, `index_fill_`, `narrow`, ...), `.data` and `.device` as PyTorch's, its printing
-(printing.py), and the one-line refusal of a torch.Tensor name minigrad does not have are gathered in
-`CompatMathMethods` here, and `attach_to(Tensor)` copies them onto the class, as DeZero's `setup_variable` attaches
-the operators to `Variable`: minigrad/__init__.py calls it once, so every tensor has them after `import minigrad`.
+of tensor_functions.py (`type_as`, `index_fill_`, `narrow`, ...), `.data`, `.shape` (a `Size`) and `.device` as
+PyTorch's, its printing (printing.py), and the one-line refusal of a torch.Tensor name minigrad does not have are
+gathered in `CompatMathMethods` here, and `attach_to(Tensor)` copies them onto the class, as DeZero's
+`setup_variable` attaches the operators to `Variable`: minigrad/__init__.py calls it once, so every tensor has them
+after `import minigrad`.
 Read next: moremath.py (the functions these methods are).
 """
 
@@ -60,6 +61,7 @@ from minigrad.compat.moremath import (
     xlogy,
 )
 from minigrad.compat.printing import tensor_repr
+from minigrad.compat.size import Size, of_shape
 from minigrad.compat.tensor_functions import CompatTensorMethods
 from minigrad.core import backend
 
@@ -110,6 +112,11 @@ class CompatMathMethods(CompatTensorMethods):
         if not isinstance(value, minigrad.Tensor):
             raise TypeError(f"x.data = value: value must be a Tensor, not {type(value).__name__}")
         self.array = value.array
+
+    @property
+    def shape(self) -> Size:
+        """The shape as PyTorch gives it: a `mg.Size`, the tuple of sizes that prints as `minigrad.Size([6, 2])`."""
+        return of_shape(self.array.shape)
 
     @property
     def device(self) -> device:

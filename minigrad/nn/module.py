@@ -221,7 +221,7 @@ class Module:
         unexpected = [name for name in state_dict if name not in own]
         problems = [
             f"size mismatch for {name}: copying a param with shape {tuple(value.shape)} from checkpoint, "
-            f"the shape in current model is {own[name].shape}."
+            f"the shape in current model is {tuple(own[name].shape)}."
             for name, value in state_dict.items()
             if name in own and tuple(value.shape) != own[name].shape
         ]

@@ -293,7 +293,7 @@ def seed_gradient(y: Tensor, grad: Any, create_graph: bool, output: int | None =
     else:
         array = grad.array if create_graph and isinstance(grad, Tensor) else _raw(grad, y.device)
         if array.shape != y.shape:
-            raise ShapeError(f"{who}: {arg} has shape {array.shape}, the tensor {y.shape}")
+            raise ShapeError(f"{who}: {arg} has shape {array.shape}, the tensor {y.array.shape}")
         if create_graph and isinstance(grad, Tensor):  # it may have a graph of its own: keep it
             return grad if grad.device == y.device and grad.dtype == y.dtype else grad.to(y.device, y.dtype)
         array = array.astype(y.dtype, copy=False)

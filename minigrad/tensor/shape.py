@@ -203,10 +203,10 @@ class ShapeMethods:
         if index.dtype.kind not in "iu":
             raise TypeError(f"gather: index must hold integers, not {index.dtype}")
         if index.ndim != self.ndim or self.ndim == 0:
-            raise minigrad.ShapeError(f"gather: index {index.shape} must have as many dims as the input {self.shape}")
+            raise minigrad.ShapeError(f"gather: index {index.shape} needs as many dims as the input {self.array.shape}")
         for d, (size, limit) in enumerate(zip(index.shape, self.shape)):
             if d != dim and size > limit:
-                raise minigrad.ShapeError(f"gather: index {index.shape} is larger than the input {self.shape} "
+                raise minigrad.ShapeError(f"gather: index {index.shape} is larger than the input {self.array.shape} "
                                           f"at dim {d}, which is not dim {dim}")
         return minigrad.ops.indexing.Gather.apply(self, dim=dim, index=index)
 

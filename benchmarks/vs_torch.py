@@ -9,6 +9,7 @@ growth of the resident set size over the process's size after start-up.
     python benchmarks/vs_torch.py                  # every row, 2 threads on both sides
     python benchmarks/vs_torch.py --rows loaded    # gpt-small quiet, then beside one busy process per core
     python benchmarks/vs_torch.py --rows gpt-small --profile   # where minigrad's time goes
+    python benchmarks/vs_torch.py --rows gpt-small,gpt-medium --batch-threads 2   # minigpt train's split plan
     python benchmarks/vs_torch.py --device cuda    # the GPU (CuPy against PyTorch CUDA)
 
 On machines that set OPENBLAS_CORETYPE (it pins an old OpenBLAS kernel), this script re-executes itself without
@@ -37,7 +38,7 @@ import numpy as np
 
 import minigrad as mg
 import minigrad.functional as F
-from minigpt import GPT, GPTConfig
+from minigpt import GPT, GPTConfig, batch_threads
 from minigpt.threads import ThreadChooser, candidates
 from minigrad import kernels, nn, optim
 from minigrad.core import backend
@@ -111,7 +112,9 @@ def mlp_sides(device: str, rng: np.random.Generator) -> tuple[Side, Side | None]
 # The GPT rows: a training step (forward, backward, AdamW) on random token batches
 
 
-def gpt_sides(row: str, device: str, rng: np.random.Generator) -> tuple[Side, Side | None]:
+def gpt_sides(row: str, device: str, rng: np.random.Generator, shards: int = 1) -> tuple[Side, Side | None]:
+    """The GPT rows; `shards` > 1 runs minigrad's step as minigpt train's plan "N batch threads x 1 BLAS" (the batch
+    cut into `shards` parts, each part's forward and backward on its own thread: minigpt/batch_threads.py)."""
     spec = dict(GPT_ROWS[row])
     batch_size = spec.pop("batch_size")
     config = GPTConfig(vocab_size=VOCAB, dropout=0.0, **spec)
@@ -125,9 +128,16 @@ def gpt_sides(row: str, device: str, rng: np.random.Generator) -> tuple[Side, Si
     def minigrad_step() -> None:
         batch = batches[next(counter) % len(batches)]
         idx, targets = mg.tensor(batch[:, :-1], device=device), mg.tensor(batch[:, 1:], device=device)
-        _, loss = model(idx, targets)  # forward
-        opt.zero_grad()
-        loss.backward()  # backward
+        if shards > 1:
+            blas = mg.get_num_threads()
+            mg.set_num_threads(1)
+            opt.zero_grad()
+            batch_threads.split(shards).forward_backward(model, idx, targets)  # forward and backward, per part
+            mg.set_num_threads(blas)
+        else:
+            _, loss = model(idx, targets)  # forward
+            opt.zero_grad()
+            loss.backward()  # backward
         opt.step()  # update
         synchronize(device)
 
@@ -295,14 +305,14 @@ def torch_synchronize(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def sides_for(row: str, device: str) -> tuple[Side, Side | None]:
+def sides_for(row: str, device: str, shards: int = 1) -> tuple[Side, Side | None]:
     rng = np.random.default_rng(0)
     mg.manual_seed(0)
     if row == "mlp":
         return mlp_sides(device, rng)
     if row == "generate":
         return generation_sides(device)
-    return gpt_sides(row, device, rng)
+    return gpt_sides(row, device, rng, shards)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -403,6 +413,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=15, help="timed steps of each side")
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2, help="PyTorch threads (NumPy's BLAS uses the cores)")
+    parser.add_argument("--batch-threads", type=int, default=1, metavar="N",
+                        help="the GPT rows' minigrad step as minigpt train's plan: the batch cut over N threads, one "
+                             "BLAS thread each (1: the whole batch, NumPy's BLAS threads)")
     parser.add_argument("--profile", action="store_true", help="print where minigrad's time goes")
     parser.add_argument("--memory-child", choices=["minigrad", "torch"], help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -457,7 +470,7 @@ def main() -> None:
             # Measured once, at a moment when a shared VM happens to be slow, the peak would be too low and every
             # MFU after it too high (PyTorch at 99% was seen). The machine's peak is the best it has shown.
             peak = max(peak, *sgemm_peak().values())
-        a, b = sides_for(row, args.device)
+        a, b = sides_for(row, args.device, args.batch_threads if row.startswith("gpt") else 1)
         repeats = args.repeats if row != "generate" else max(3, args.repeats // 5)
         result = interleave(a, b, repeats, args.warmup, burst=min(BURST, repeats))
         if row == "generate":
@@ -471,6 +484,7 @@ def main() -> None:
             throughput += f", torch {b.flops / result['b'] / peak:.0%}" if b is not None else ""
         if a.tokens:
             throughput += f"   tokens/s: minigrad {a.tokens / result['a']:,.0f}"
+            throughput += f" ({args.batch_threads} batch threads x 1 BLAS)" if args.batch_threads > 1 else ""
             throughput += f", torch {b.tokens / result['b']:,.0f}" if b is not None else ""
         if "ratio" in result:
             print(f"{row:12} {1e3 * result['a']:>12.1f} {1e3 * result['b']:>10.1f} {result['ratio']:>7.2f} "

@@ -72,8 +72,12 @@ def fixed_by_user(threads: int) -> str | None:
 
 
 class ThreadChooser:
-    """Tries each candidate thread count for `trial_steps` steps (after one step to settle) every `every`
-    steps of training, and keeps the one whose median step was fastest. A step of the chosen count that takes
+    """Tries the candidate thread counts every `every` steps of training, and keeps the one whose median step was
+    fastest. A trial takes the candidates in turn, round after round (A B C A B C ...): a change in the machine's
+    speed while it lasts falls on each candidate alike (tried one after another, a candidate tried in a slow
+    moment lost to a slower one tried in a fast moment, and the run kept it for `every` steps). The first round
+    settles (each candidate's first step is slower: memory, caches) and is not counted; `trial_steps` rounds are
+    timed. A step of the chosen count that takes
     SLOWDOWN times its median in the trial means the machine has changed (other work started): the next step
     begins a new trial, rather than the run going on many times slower until `every` comes round.
 
@@ -97,7 +101,7 @@ class ThreadChooser:
     def before_step(self) -> None:
         """Set the thread count for the step about to run."""
         if not self.plan and (self.due or self.steps_since_trial >= self.every) and len(self.counts) > 1:
-            self.plan = [n for n in self.counts for _ in range(self.trial_steps + 1)]
+            self.plan = [n for _ in range(self.trial_steps + 1) for n in self.counts]  # round after round
             self.times = {n: [] for n in self.counts}
             self.due = False
         if self.plan:

@@ -73,13 +73,13 @@ def fixed_by_user(threads: int) -> str | None:
 
 class ThreadChooser:
     """Tries the candidate thread counts every `every` steps of training, and keeps the one whose median step was
-    fastest. A trial takes the candidates in turn, round after round (A B C A B C ...): a change in the machine's
-    speed while it lasts falls on each candidate alike (tried one after another, a candidate tried in a slow
-    moment lost to a slower one tried in a fast moment, and the run kept it for `every` steps). The first round
-    settles (each candidate's first step is slower: memory, caches) and is not counted; `trial_steps` rounds are
-    timed. A step of the chosen count that takes
-    SLOWDOWN times its median in the trial means the machine has changed (other work started): the next step
-    begins a new trial, rather than the run going on many times slower until `every` comes round.
+    fastest. A trial takes the candidates in turn, round after round (A B C A B C ...), so that a change in the
+    machine's speed while it lasts falls on each alike (tried one after another, a candidate caught in a slow moment
+    lost to a slower one tried in a fast one, and the run kept that for `every` steps). The first round settles
+    (a candidate's first step is slower: memory, caches) and is not counted; `trial_steps` rounds are timed.
+    A step of the chosen count that takes SLOWDOWN times its median in the trial means the machine has changed
+    (other work started): the next step begins a new trial, rather than the run going on many times slower until
+    `every` comes round.
 
     The candidates are BLAS thread counts, or training's `Plan`s; `use` puts one in force (by default
     mg.set_num_threads; a plan's BLAS threads for a plan), and `current` is the one in force for this step."""

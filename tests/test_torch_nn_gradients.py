@@ -1,8 +1,9 @@
 """Property-based gradient checks, on every device (cpu and the strict stand-in), for the differentiable names
-added for PyTorch programs: F.rms_norm / nn.RMSNorm and nn.MultiheadAttention (with a float attn_mask that
-gets its gradient), each also against PyTorch through check_op."""
+added for PyTorch programs: F.rms_norm / nn.RMSNorm, nn.MultiheadAttention (with a float attn_mask that gets its
+gradient), F.pad, F.kl_div and the L1 losses, each also against PyTorch through check_op."""
 
 import numpy as np
+import pytest
 from helpers import check_op, op_settings, torch
 from hypothesis import given
 from hypothesis import strategies as st
@@ -69,3 +70,64 @@ def test_multihead_attention_gradients(device, data, batch_first):
     # test_nn_modules.py.
     check_op(lambda q, mask: attention(q, q, q, attn_mask=mask)[0], reference, [x, bias], device,
              torch_fn=theirs, atol=1e-8)
+
+
+@op_settings
+@given(data=st.data(), value=st.sampled_from([0.0, -1.5]))
+def test_pad_constant(device, data, value):
+    shape = data.draw(S.shapes(min_dims=1, max_dims=3))
+    x = data.draw(S.floats(shape))
+    pad = tuple(data.draw(st.integers(0, 2)) for _ in range(2 * data.draw(st.integers(1, len(shape)))))
+
+    def np_pad(a):
+        widths = [(0, 0)] * a.ndim
+        for i in range(len(pad) // 2):  # PyTorch's order: the last dim's (left, right) first
+            widths[a.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+        return np.pad(a, widths, constant_values=value)
+
+    check_op(lambda a: F.pad(a, pad, value=value), np_pad, [x], device,
+             torch_fn=lambda a: torch.nn.functional.pad(a, pad, value=value))
+
+
+@pytest.mark.filterwarnings("ignore:reduction.*'mean' divides:UserWarning")  # PyTorch's note on 'mean'
+@op_settings
+@given(data=st.data(), reduction=st.sampled_from(["mean", "sum", "none", "batchmean"]), log_target=st.booleans())
+def test_kl_div(device, data, reduction, log_target):
+    shape = data.draw(S.shapes(min_dims=1, max_dims=3))
+    log_q = data.draw(S.floats(shape))
+    p = data.draw(S.positive_floats(shape)) if not log_target else data.draw(S.floats(shape))
+
+    def np_kl_div(inp, target):
+        pointwise = np.exp(target) * (target - inp) if log_target else target * (np.log(target) - inp)
+        if reduction == "none":
+            return pointwise
+        total = pointwise.sum()
+        return {"sum": total, "mean": total / pointwise.size, "batchmean": total / shape[0]}[reduction]
+
+    check_op(lambda inp, target: F.kl_div(inp, target, reduction=reduction, log_target=log_target), np_kl_div,
+             [log_q, p], device,
+             torch_fn=lambda inp, target: torch.nn.functional.kl_div(inp, target, reduction=reduction,
+                                                                     log_target=log_target))
+
+
+@op_settings
+@given(data=st.data(), reduction=st.sampled_from(["mean", "sum", "none"]),
+       loss=st.sampled_from([("l1_loss", {}), ("smooth_l1_loss", {"beta": 0.5}), ("huber_loss", {"delta": 0.7})]))
+def test_the_l1_losses(device, data, reduction, loss):
+    name, options = loss
+    shape = data.draw(S.shapes(min_dims=0, max_dims=3))
+    x, target = data.draw(S.floats(shape)), data.draw(S.floats(shape))
+    target = x + np.where(np.abs(target - x) < 0.05, 0.1, target - x)  # |d| never within a step of l1's kink
+
+    def np_loss(a, b):
+        d = np.abs(a - b)
+        if name == "l1_loss":
+            pointwise = d
+        elif name == "smooth_l1_loss":
+            pointwise = np.where(d < 0.5, 0.5 * d * d / 0.5, d - 0.5 * 0.5)
+        else:
+            pointwise = np.where(d < 0.7, 0.5 * d * d, 0.7 * (d - 0.5 * 0.7))
+        return {"none": pointwise, "sum": pointwise.sum(), "mean": pointwise.mean()}[reduction]
+
+    check_op(lambda a, b: getattr(F, name)(a, b, reduction=reduction, **options), np_loss, [x, target], device,
+             torch_fn=lambda a, b: getattr(torch.nn.functional, name)(a, b, reduction=reduction, **options))

@@ -39,7 +39,7 @@ import numpy as np
 import minigrad as mg
 import minigrad.functional as F
 from minigpt import GPT, GPTConfig, batch_threads
-from minigpt.threads import ThreadChooser, candidates
+from minigpt.threads import ThreadChooser, plans, use_plan
 from minigrad import kernels, nn, optim
 from minigrad.core import backend
 
@@ -214,24 +214,27 @@ def generation_sides(device: str) -> tuple[Side, Side]:
 
 def loaded_machine(device: str, repeats: int) -> dict[str, dict[str, Any]]:
     """gpt-small's step times quiet and with one busy process per core: each side as a user gets it by default
-    (minigrad: the thread count minigpt train measures, threads.py; PyTorch: its own default threads)."""
+    (minigrad: the plan minigpt train measures among threads.plans, the batch split over the cores among them;
+    PyTorch: its own default threads)."""
+    cores = os.cpu_count() or 1
     a, b = sides_for("gpt-small", device)
-    chooser = ThreadChooser(candidates(os.cpu_count() or 1), every=10**9)  # one trial, in the warm-up
-    step = a.step
+    split = sides_for("gpt-small", device, shards=cores)[0].step if cores > 1 else a.step
+    chooser = ThreadChooser(plans(cores), every=10**9, use=use_plan)  # one trial, in the warm-up
+    whole = a.step
 
     def minigrad_default_step() -> None:
         chooser.before_step()
         start = time.perf_counter()
-        step()
+        (split if chooser.current.shards > 1 else whole)()
         chooser.after_step(time.perf_counter() - start)
 
     a = Side(minigrad_default_step, a.name, a.tokens, a.flops)
     warmup = len(chooser.counts) * (chooser.trial_steps + 1) + 1
-    results = {"quiet": interleave(a, b, repeats, warmup)}
+    results = {"quiet": {**interleave(a, b, repeats, warmup), "plan": str(chooser.chosen)}}
     loops = [subprocess.Popen([sys.executable, "-c", "while True:\n    pass"]) for _ in range(os.cpu_count() or 1)]
     try:
         chooser.steps_since_trial = chooser.every  # a new trial: the machine has changed
-        results["loaded"] = interleave(a, b, repeats, warmup)
+        results["loaded"] = {**interleave(a, b, repeats, warmup), "plan": str(chooser.chosen)}
     finally:
         for loop in loops:
             loop.kill()
@@ -464,7 +467,8 @@ def main() -> None:
             if "b" in loaded:
                 line += f" {1e3 * loaded['b']:>10.1f} {loaded['ratio']:>7.2f} {'-':>8}"
                 slowdown += f", torch {loaded['b'] / quiet['b']:.1f}x (target: minigrad's <= torch's)"
-            print(f"{line}   (gpt-small beside {os.cpu_count()} busy processes; {slowdown})   {blas_env.tag()}")
+            print(f"{line}   (gpt-small beside {os.cpu_count()} busy processes; {slowdown}; minigrad's plan "
+                  f"{quiet['plan']} quiet, {loaded['plan']} loaded)   {blas_env.tag()}")
             continue
         if peak and row != "generate":
             # Measured once, at a moment when a shared VM happens to be slow, the peak would be too low and every

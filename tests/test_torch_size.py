@@ -25,6 +25,7 @@ CASES = [
     lambda t: t.Size(),
     lambda t: t.Size((2, -1)),
     lambda t: t.Size(np.array([4, 5])),
+    lambda t: t.Size([True, 2]),
     lambda t: t.zeros(2, 3).view(t.Size([3, 2])).shape,
     lambda t: t.zeros(t.Size([2, 1])).shape,
     lambda t: t.zeros(2, 3)[0].shape,

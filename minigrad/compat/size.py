@@ -24,7 +24,7 @@ class Size(tuple):
     def __new__(cls, sizes: Iterable[Any] = ()) -> Size:
         items = tuple(sizes)
         for position, item in enumerate(items):
-            if isinstance(item, bool) or not hasattr(item, "__index__"):
+            if not hasattr(item, "__index__"):  # an int, a NumPy int, a bool (PyTorch's Size([True]) is Size([1]))
                 raise TypeError(f"Size() takes an iterable of 'int' (item {position} is "
                                 f"'{type(item).__name__}')")
         return super().__new__(cls, (operator.index(item) for item in items))

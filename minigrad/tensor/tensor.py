@@ -14,8 +14,9 @@ The class is written in six files of this package, one job each; the other five 
 - inplace.py (`InPlaceMethods`): in-place updates, `w -= lr * w.grad`, `zero_()`, ...;
 - shape.py (`ShapeMethods`): reshape, permute, transpose, squeeze, expand, split, gather, ...;
 - hooks.py (`HookMethods`): register_hook and retain_grad.
-The rest of PyTorch's everyday math (log1p, round, //, %, ...) is not the engine's: ../compat/moremath.py attaches
-it to the class from above when minigrad is imported (`attach_to`), so this file imports nothing from compat/.
+The rest of PyTorch's surface (log1p, //, `.data`, `.shape` as a `Size`, ...) is not the engine's: it is attached
+to the class from above when minigrad is imported (../compat/tensor_methods.py), so this file imports nothing from
+compat/ (its `shape` replaces the plain tuple below with the same sizes as a `Size`, a tuple that prints as PyTorch's).
 
 Read next: ../core/function.py (Function, one op), then ../core/autograd.py (the backward pass).
 """

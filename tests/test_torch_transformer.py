@@ -254,15 +254,18 @@ def word_level_transformer(lib, ntoken: int, ninp: int, nhead: int, nhid: int, n
 @pytest.mark.filterwarnings("ignore:divide by zero")  # log(0) = -inf is the mask, as the program means it
 def test_a_subclass_of_transformer_trains_as_in_pytorch():
     """From PyTorch's starting weights, in training mode with dropout off (the subclass keeps nn.Transformer's 0.1,
-    set to 0 in both), six of that program's SGD steps on one batch (lr 20, gradients clipped to 0.25,
-    `p.data.add_`): the same losses in float64. Measured with the program itself, float32, 20 steps on its own
-    kind of batches: within 2.4e-6 of PyTorch's."""
+    set to 0 in both), six of that program's SGD steps on one batch (gradients clipped to 0.25, `p.data.add_`):
+    the same losses in float64. The program's lr 20 is for fresh batches; on one batch repeated it overshoots from
+    a third of starting weights (10 of 30 seeds ended above their first loss), so lr 5, where all 30 fell by 1.6 to
+    2.9. Measured with the program itself, float32, 20 steps on its own kind of batches: within 2.4e-6 of PyTorch's."""
     ntoken, steps = 50, 6
     models = {}
     for lib in (torch, mg):
         lib.set_default_dtype(lib.float64)
         try:
-            models[lib] = word_level_transformer(lib, ntoken, ninp=16, nhead=2, nhid=32, nlayers=2)
+            with torch.random.fork_rng():  # PyTorch draws the starting weights (minigrad loads them) from seed 0
+                torch.manual_seed(0)
+                models[lib] = word_level_transformer(lib, ntoken, ninp=16, nhead=2, nhid=32, nlayers=2)
         finally:
             lib.set_default_dtype(lib.float32)
         for module in models[lib].modules():
@@ -285,7 +288,7 @@ def test_a_subclass_of_transformer_trains_as_in_pytorch():
             loss.backward()
             lib.nn.utils.clip_grad_norm_(model.parameters(), 0.25)
             for p in model.parameters():
-                p.data.add_(p.grad, alpha=-20)
+                p.data.add_(p.grad, alpha=-5)
             losses[lib].append(loss.item())
     np.testing.assert_allclose(losses[mg], losses[torch], rtol=1e-9)
-    assert losses[torch][-1] < losses[torch][0] - 0.05  # it learned: the steps were not empty
+    assert losses[torch][-1] < losses[torch][0] - 1.0  # it learned: the steps were not empty

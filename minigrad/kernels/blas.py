@@ -37,7 +37,9 @@ def row_sum(a: Any) -> Any:
     if a.ndim == 0 or not _blas_sums(a, a.size // max(a.shape[-1], 1)):
         return a.sum(axis=-1, keepdims=True)
     rows = a.reshape(-1, a.shape[-1])  # a view when a is contiguous, as the callers' arrays are
-    return (rows @ np.ones(a.shape[-1], dtype=a.dtype)).reshape(*a.shape[:-1], 1)
+    # np.dot, not @: NumPy's matmul with a 1-D operand keeps Python's lock for the whole product (a thread
+    # splitting the batch waits on it); np.dot calls the same BLAS routine without it, with the same bits.
+    return np.dot(rows, np.ones(a.shape[-1], dtype=a.dtype)).reshape(*a.shape[:-1], 1)
 
 
 def row_mean(a: Any) -> Any:
@@ -57,7 +59,7 @@ def column_sum(rows: Any) -> Any:
     """
     if not _blas_sums(rows, rows.shape[0]):
         return rows.sum(axis=0)
-    return np.ones(rows.shape[0], dtype=rows.dtype) @ rows
+    return np.dot(np.ones(rows.shape[0], dtype=rows.dtype), rows)  # np.dot, not @: see row_sum
 
 
 # From this many rows of the left operand up, a batched product a @ b^T runs faster on a contiguous copy of b^T.

@@ -10,6 +10,7 @@ Every op test takes the `device` fixture, so it runs on "cpu", on the strict sta
 import importlib.util
 import os
 import signal
+import sys
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -54,7 +55,13 @@ def device(request):
 
 @pytest.fixture(autouse=True)
 def _seed():
+    """Every test starts from the same random streams, whatever ran before it: minigrad's, and PyTorch's once a
+    test module has imported it (the starting weights PyTorch draws for a comparison), so that a test that passed
+    once passes in any order."""
     mg.manual_seed(0)
+    torch = sys.modules.get("torch")  # never imported here: a new user's machine has no PyTorch
+    if torch is not None:
+        torch.manual_seed(0)
 
 
 @pytest.fixture(autouse=True)

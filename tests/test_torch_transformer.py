@@ -263,9 +263,8 @@ def test_a_subclass_of_transformer_trains_as_in_pytorch():
     for lib in (torch, mg):
         lib.set_default_dtype(lib.float64)
         try:
-            with torch.random.fork_rng():  # PyTorch draws the starting weights (minigrad loads them) from seed 0
-                torch.manual_seed(0)
-                models[lib] = word_level_transformer(lib, ntoken, ninp=16, nhead=2, nhid=32, nlayers=2)
+            # PyTorch draws the starting weights (minigrad loads them), from seed 0 (conftest.py seeds each test)
+            models[lib] = word_level_transformer(lib, ntoken, ninp=16, nhead=2, nhid=32, nlayers=2)
         finally:
             lib.set_default_dtype(lib.float32)
         for module in models[lib].modules():

@@ -28,7 +28,7 @@ def _blas_sums(a: Any, rows: int) -> bool:
 def row_sum(a: Any) -> Any:
     """The sum over the last axis, kept as an axis of length 1: shape (..., n) -> (..., 1).
 
-    On the CPU, for float32 and float64, it is the matrix-vector product rows . ones: NumPy reduces short contiguous
+    On the CPU, for float32 and float64, it is the matrix-vector product rows @ ones: NumPy reduces short contiguous
     rows one row at a time, while BLAS does all rows in one call, 5 to 10 times faster on rows of 32 to 256 (an Intel
     Xeon: a (2048, 256) float32 array, 0.31 against 0.03 ms). The same sum, added in another order. Other dtypes and
     devices (CuPy, the stand-in), and fewer than BLAS_SUM_FROM_ROWS rows, use `sum`. By np.dot: @ keeps Python's lock
@@ -51,7 +51,7 @@ def column_sum(rows: Any) -> Any:
     """The sum of the rows of a 2-D array: shape (N, n) -> (n,), as rows.sum(axis=0).
 
     A bias's gradient is the sum of gy over every row. On the CPU, for float32 and float64, it is the
-    vector-matrix product ones . rows, one BLAS call (see row_sum): NumPy's column sums of a (768, 128)
+    vector-matrix product ones @ rows, one BLAS call (see row_sum): NumPy's column sums of a (768, 128)
     float32 array take 26 us on an Intel Xeon, the product 7 us. Other dtypes and devices, and fewer than
     BLAS_SUM_FROM_ROWS rows, use `sum`.
     """
